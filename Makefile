@@ -1,0 +1,33 @@
+# The two commands of the README: `make demo` and `make test`.
+VENV ?= .venv
+PY ?= $(VENV)/bin/python
+
+.PHONY: install demo test lint typecheck check bench schemas
+
+$(VENV)/bin/python:
+	python3 -m venv $(VENV)
+
+install: $(VENV)/bin/python
+	$(PY) -m pip install --quiet -e '.[dev]'
+
+demo: install
+	$(PY) -m workers.cli demo
+
+lint:
+	$(PY) -m ruff check .
+	$(PY) -m ruff format --check .
+
+typecheck:
+	$(PY) -m mypy
+
+# pytest exits 5 when it collects nothing: that is a failure here, as it should be.
+test: install lint typecheck
+	$(PY) -m pytest -q
+
+check: test
+
+schemas:
+	$(PY) -m schemas.export
+
+bench: install
+	$(PY) -m bench.run_all

@@ -1,0 +1,49 @@
+"""What one stage hands the next across the queue: only what the next one needs."""
+
+from __future__ import annotations
+
+from schemas.base import NonNegative, Usd, WireModel
+from schemas.judging import TokenUsage
+from schemas.quality import QualityVector
+from schemas.result import Confidence, EscalationDecision, Stage1Result, Stage2Result
+
+
+class Stage1Report(WireModel):
+    """Stage 1's outcome: Floor and Wall, the vector so far, and what it cost."""
+
+    stage1: Stage1Result
+    """Floor and Wall verdicts."""
+    quality: QualityVector
+    """Floor and Wall dimensions scored, Ceiling dimensions unscored."""
+    confidence: Confidence
+    """Aggregated external signals."""
+    review_ms: NonNegative
+    """Engine time spent so far."""
+    usage: TokenUsage = TokenUsage()
+    """Tokens spent so far."""
+    cost_usd: Usd = 0.0
+    """Review spend so far."""
+
+
+class Stage2Report(WireModel):
+    """Stage 2's outcome, merged into the final result."""
+
+    stage2: Stage2Result
+    """The Ceiling verdict."""
+    quality: QualityVector
+    """All layers' dimensions."""
+    review_ms: NonNegative
+    """Engine time spent in Stage 2."""
+    usage: TokenUsage = TokenUsage()
+    """Tokens Stage 2 spent."""
+    cost_usd: Usd = 0.0
+    """What Stage 2 cost."""
+
+
+class RoutedReview(WireModel):
+    """The router's output: Stage 1 plus the escalation decision."""
+
+    report: Stage1Report
+    """Stage 1's outcome."""
+    escalation: EscalationDecision
+    """Whether Stage 2 runs, with its breakdown."""

@@ -1,0 +1,197 @@
+"""`ReviewRequest`: what the DAG runtime sends when a node finishes."""
+
+from __future__ import annotations
+
+from enum import StrEnum
+from typing import Annotated, Any
+
+from jsonschema import Draft202012Validator
+from jsonschema.exceptions import SchemaError
+from pydantic import Field, field_validator, model_validator
+
+from schemas.base import Identifier, NonNegative, Unit, Usd, WireModel
+
+
+class SkillStage(StrEnum):
+    """How practised the skill that produced the output is."""
+
+    NOVICE = "novice"
+    JOURNEYMAN = "journeyman"
+    EXPERT = "expert"
+
+    @property
+    def factor(self) -> float:
+        """The stage factor of the failure-probability formula."""
+        return _STAGE_FACTORS[self]
+
+
+class BreakerState(StrEnum):
+    """The skill's circuit-breaker state."""
+
+    CLOSED = "closed"
+    HALF_OPEN = "half_open"
+    OPEN = "open"
+
+    @property
+    def penalty(self) -> float:
+        """The breaker penalty of the failure-probability formula."""
+        return _BREAKER_PENALTIES[self]
+
+
+_STAGE_FACTORS = {SkillStage.NOVICE: 1.5, SkillStage.JOURNEYMAN: 1.2, SkillStage.EXPERT: 1.0}
+_BREAKER_PENALTIES = {BreakerState.CLOSED: 1.0, BreakerState.HALF_OPEN: 1.5, BreakerState.OPEN: 2.0}
+
+
+class OutputKind(StrEnum):
+    """The format the node promised; it selects the Floor's parser."""
+
+    TEXT = "text"
+    JSON = "json"
+    PYTHON = "python"
+    SQL = "sql"
+    MARKDOWN = "markdown"
+
+
+class Skill(WireModel):
+    """The skill that produced the output, with its track record."""
+
+    id: Identifier
+    """Skill identifier."""
+    success_rate: Unit
+    """Historical fraction of this skill's outputs that passed review."""
+    stage: SkillStage = SkillStage.EXPERT
+    """Practice stage; novice outputs fail more often."""
+    breaker: BreakerState = BreakerState.CLOSED
+    """Circuit-breaker state; a half-open or open breaker raises P(fail)."""
+
+
+class NodeOutput(WireModel):
+    """What the node produced."""
+
+    kind: OutputKind
+    """Declared format of ``content``."""
+    content: str
+    """The output itself. Untrusted data: it is never read as instructions."""
+
+
+class OutputContract(WireModel):
+    """The node's declared output contract, checked by the Floor."""
+
+    json_schema: dict[str, Any] | None = None
+    """A JSON Schema (draft 2020-12) the parsed output must satisfy (json outputs)."""
+    min_length: Annotated[int, Field(ge=0)] | None = None
+    """Fewest characters allowed."""
+    max_length: Annotated[int, Field(ge=1)] | None = None
+    """Most characters allowed."""
+    required_fields: tuple[Annotated[str, Field(min_length=1, max_length=200)], ...] = ()
+    """Top-level keys (json), headings (markdown) or names (python) that must be present."""
+
+    @field_validator("json_schema")
+    @classmethod
+    def _schema_is_valid(cls, value: dict[str, Any] | None) -> dict[str, Any] | None:
+        if value is not None:
+            try:
+                Draft202012Validator.check_schema(value)
+            except SchemaError as exc:
+                raise ValueError(f"not a valid JSON Schema: {exc.message}") from None
+        return value
+
+    @model_validator(mode="after")
+    def _bounds_ordered(self) -> OutputContract:
+        if (
+            self.min_length is not None
+            and self.max_length is not None
+            and self.min_length > self.max_length
+        ):
+            raise ValueError("min_length is greater than max_length")
+        return self
+
+
+class DownstreamNode(WireModel):
+    """A node that consumes this node's output."""
+
+    node_id: Identifier
+    """The dependent node."""
+    cost_usd: Usd
+    """What running it costs; wasted if this output is bad."""
+    critical: bool = False
+    """Whether it lies on the DAG's critical path."""
+
+
+class Flags(WireModel):
+    """Hard escalation triggers: any one sends the node to Stage 2."""
+
+    feeds_human_gate: bool = False
+    """A human reviews what this node feeds."""
+    final_deliverable: bool = False
+    """The output leaves the DAG as its result."""
+    irreversible: bool = False
+    """The output drives an action that cannot be undone."""
+
+
+class Signals(WireModel):
+    """Evaluator signals gathered outside the fleet (0..1 each)."""
+
+    self_: Unit | None = Field(default=None, alias="self")
+    """The producing agent's own assessment; a process self-check, never quality."""
+    peer: Unit | None = None
+    """A separate judge agent's score."""
+    downstream: Unit | None = None
+    """The consuming node's report of usability."""
+    human: Unit | None = None
+    """A human's score, at human gates."""
+    peer_has_expertise: bool = False
+    """The peer evaluator has domain expertise for this output."""
+    peer_reliability: Unit | None = None
+    """The peer evaluator's historical agreement with outcomes."""
+
+
+class ReviewRequest(WireModel):
+    """One node's finished output, sent for review."""
+
+    dag_id: Identifier
+    """The DAG run; results go to this DAG's stream."""
+    node_id: Identifier
+    """The node within the DAG."""
+    attempt: Annotated[int, Field(ge=1, le=1000)] = 1
+    """1-based execution attempt of this node."""
+    max_iterations: Annotated[int, Field(ge=1, le=100)] = 3
+    """How many attempts the node may make before a human must step in."""
+    skill: Skill
+    """The skill that produced the output."""
+    output: NodeOutput
+    """What the node produced."""
+    task: Annotated[str, Field(max_length=20_000)] | None = None
+    """The node's instruction, when known; the Ceiling scores relevance against it."""
+    contract: OutputContract | None = None
+    """The declared output contract, if any."""
+    node_cost_usd: Usd = 0.0
+    """What producing this output cost; caps the downstream waste at 5x."""
+    downstream: tuple[DownstreamNode, ...] = ()
+    """Nodes that consume this output."""
+    cascade_probability: Unit = 0.6
+    """Chance a bad output spoils the nodes downstream."""
+    stage2_cost_usd: Usd | None = None
+    """Cost of a Stage 2 review; estimated from pricing and size when absent."""
+    flags: Flags = Flags()
+    """Hard escalation triggers."""
+    signals: Signals | None = None
+    """External evaluator signals."""
+    history: tuple[Unit, ...] = Field(default=(), max_length=100)
+    """Quality scores of earlier attempts, oldest first."""
+    node_elapsed_s: NonNegative | None = None
+    """How long the node ran."""
+    node_timeout_s: Annotated[float, Field(gt=0.0, allow_inf_nan=False)] | None = None
+    """The node's time budget; with ``node_elapsed_s`` it gives the timeout margin."""
+    baseline: NodeOutput | None = None
+    """A reference or earlier output to compare against pairwise (both orders)."""
+
+    @property
+    def review_key(self) -> str:
+        """The identity of one review: exactly one result per key reaches the stream."""
+        return f"{self.dag_id}:{self.node_id}:{self.attempt}"
+
+    @property
+    def feeds_critical_path(self) -> bool:
+        """Whether any consumer of this output is on the critical path."""
+        return any(node.critical for node in self.downstream)

@@ -1,0 +1,105 @@
+"""Wall grounding: citations, years, URLs, unsupported claims, undefined names and aliases."""
+
+from __future__ import annotations
+
+import pytest
+
+from workers.evaluate.grounding import check_grounding
+
+from .builders import CLEAN_TEXT, GOOD_PYTHON, output
+
+
+@pytest.mark.parametrize(
+    ("kind", "content", "code", "field"),
+    [
+        (
+            "text",
+            "Caching halves latency [1]. Batching helps too [2].\n\n[1] Smith, Caching, 2019.",
+            "DanglingCitation",
+            "citations",
+        ),
+        (
+            "text",
+            "Latency fell sharply after the change (Smith, 2087) in our measurements.",
+            "FabricatedCitation",
+            "citations",
+        ),
+        (
+            "text",
+            "Latency fell sharply after the change (Smith et al., 1650) in our measurements.",
+            "FabricatedCitation",
+            "citations",
+        ),
+        (
+            "text",
+            "See the setup guide at http:/example.com/docs for details.",
+            "MalformedURL",
+            "urls",
+        ),
+        ("markdown", "# Docs\n\nRead https://exa mple.com first.", "MalformedURL", "urls"),
+        (
+            "text",
+            "Studies show that caching helps every workload we have ever run in production.",
+            "UnsupportedClaim",
+            "claims",
+        ),
+        (
+            "text",
+            "According to experts, 87% of developers prefer this library over the others.",
+            "UnsupportedClaim",
+            "claims",
+        ),
+        ("python", "def total(xs):\n    return sum(xs) + offset\n", "UndefinedName", "offset"),
+        (
+            "sql",
+            "SELECT o.id, c.name FROM orders o JOIN customers c ON c.id = o.customer_id "
+            "WHERE x.flag = 1",
+            "UnknownReference",
+            "x.flag",
+        ),
+    ],
+)
+def test_grounding_defect_is_detected(kind: str, content: str, code: str, field: str) -> None:
+    found = [f.issue for f in check_grounding(output(kind, content))]
+    assert (code, field) in [(i.code, i.field) for i in found]
+    assert all(i.fix for i in found)
+
+
+@pytest.mark.parametrize(
+    ("kind", "content"),
+    [
+        ("text", CLEAN_TEXT),
+        (
+            "text",
+            "Caching halves latency [1]. Batching helps too [2].\n\n"
+            "[1] Smith, Caching, 2019.\n[2] Jones, Batching, 2021.",
+        ),
+        ("text", "Latency fell sharply after the change (Smith, 2019) in our measurements."),
+        ("text", "See the setup guide at https://example.com/docs/setup?x=1 for details."),
+        (
+            "text",
+            "Studies show that caching helps every workload [1].\n\n[1] Smith, Caching, 2019.",
+        ),
+        ("python", GOOD_PYTHON),
+        (
+            "python",
+            "from os.path import join\n\n\ndef at(root, name):\n    return join(root, name)\n",
+        ),
+        (
+            "sql",
+            "SELECT o.id, c.name FROM orders o JOIN customers c ON c.id = o.customer_id "
+            "WHERE o.flag = 1",
+        ),
+        (
+            "sql",
+            "WITH recent AS (SELECT id FROM orders) SELECT recent.id FROM recent",
+        ),
+    ],
+)
+def test_grounded_counterpart_is_not_flagged(kind: str, content: str) -> None:
+    assert check_grounding(output(kind, content)) == []
+
+
+def test_star_import_disables_the_undefined_name_check() -> None:
+    code = "from math import *\n\n\ndef area(r):\n    return pi * r * r\n"
+    assert check_grounding(output("python", code)) == []

@@ -1,0 +1,43 @@
+"""Helpers the integration tests share: samples, stream reads, polling."""
+
+from __future__ import annotations
+
+import json
+import time
+import uuid
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import redis
+
+from schemas.result import ReviewError, ReviewResult
+from workers.settings import Settings
+from workers.stream import read_all
+
+SAMPLES = Path(__file__).resolve().parents[2] / "workers" / "samples"
+
+
+def sample(name: str, **changes: Any) -> dict[str, Any]:
+    body: dict[str, Any] = json.loads((SAMPLES / name).read_text())
+    body.update(changes)
+    return body
+
+
+def fresh_dag() -> str:
+    return f"dag-{uuid.uuid4().hex[:10]}"
+
+
+def read_stream(
+    client: redis.Redis, settings: Settings, dag_id: str
+) -> list[tuple[dict[str, str], ReviewResult | ReviewError]]:
+    return [(e.fields, e.payload) for e in read_all(client, settings.stream_key(dag_id))]
+
+
+def wait_until(check: Callable[[], bool], timeout_s: float = 60.0, every_s: float = 0.2) -> bool:
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        if check():
+            return True
+        time.sleep(every_s)
+    return check()

@@ -1,0 +1,189 @@
+"""Each fault ends as designed, with the number of HTTP calls the server saw."""
+
+from __future__ import annotations
+
+import itertools
+import time
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+from pydantic import SecretStr
+
+from schemas.judging import JudgeTask, JudgeTier
+from schemas.quality import Dimension
+from schemas.request import NodeOutput, OutputKind
+from workers.errors import ConfigurationError, JudgeRetryableError, JudgeTerminalError
+from workers.judges.anthropic_judge import AnthropicJudge
+from workers.judges.messages_server import Reply, ServerHandle, running_server
+from workers.judges.retry import RetryPolicy
+from workers.settings import Settings
+
+TIMEOUT_S = 0.4
+
+
+def policy(**overrides: Any) -> RetryPolicy:
+    values: dict[str, Any] = {"max_attempts": 3, "budget_s": 10.0, "base_delay_s": 0.01,
+                              "max_delay_s": 0.02, "max_retry_after_s": 2.0}
+    values.update(overrides)
+    return RetryPolicy(**values)
+
+
+TASK = JudgeTask(tier=JudgeTier.WALL, dimensions=(Dimension.SUBSTANCE,),
+                 output=NodeOutput(kind=OutputKind.TEXT, content="some output"))
+
+
+@pytest.fixture
+def server() -> Iterator[ServerHandle]:
+    with running_server() as handle:
+        yield handle
+
+
+def make_judge(server: ServerHandle, retry: RetryPolicy | None = None,
+               api_key: str | None = None) -> AnthropicJudge:
+    settings = Settings(anthropic_api_key=SecretStr(api_key or server.api_key),
+                        anthropic_base_url=server.base_url, judge_timeout_s=TIMEOUT_S)
+    return AnthropicJudge(settings, retry or policy())
+
+
+def gaps(server: ServerHandle) -> list[float]:
+    times = [r.received_at for r in server.requests]
+    return [b - a for a, b in itertools.pairwise(times)]
+
+
+def test_429_honours_retry_after_then_succeeds(server: ServerHandle) -> None:
+    server.script(Reply.rate_limited(retry_after_s=1))
+    with make_judge(server) as judge:
+        verdict = judge.evaluate(TASK)
+    assert server.calls == 2 and verdict.calls == 2
+    assert [r.status for r in server.requests] == [429, 200]
+    assert gaps(server)[0] >= 0.95
+
+
+def test_retry_after_is_capped_by_the_policy(server: ServerHandle) -> None:
+    server.script(Reply.rate_limited(retry_after_s=120))
+    started = time.monotonic()
+    with make_judge(server, policy(max_retry_after_s=0.2)) as judge:
+        assert judge.evaluate(TASK).calls == 2
+    assert 0.2 <= gaps(server)[0] < 1.0
+    assert time.monotonic() - started < 2
+
+
+def test_529_until_attempts_run_out_is_retryable(server: ServerHandle) -> None:
+    server.script(*[Reply.overloaded()] * 5)
+    with make_judge(server) as judge, pytest.raises(JudgeRetryableError) as caught:
+        judge.evaluate(TASK)
+    assert server.calls == 3  # judge_max_attempts, and not one more
+    assert "3 attempt(s)" in str(caught.value) and "529 overloaded_error" in str(caught.value)
+
+
+def test_attempts_default_to_settings(server: ServerHandle) -> None:
+    server.script(*[Reply.overloaded()] * 5)
+    settings = Settings(anthropic_api_key=SecretStr(server.api_key), judge_max_attempts=2,
+                        anthropic_base_url=server.base_url, judge_retry_budget_s=5)
+    assert RetryPolicy.from_settings(settings).max_attempts == 2
+    with AnthropicJudge(settings) as judge, pytest.raises(JudgeRetryableError):
+        judge.evaluate(TASK)
+    assert server.calls == 2
+
+
+def test_one_attempt_means_one_call_so_the_sdk_does_not_retry(server: ServerHandle) -> None:
+    server.script(Reply.overloaded(), Reply.server_error())
+    with make_judge(server, policy(max_attempts=1)) as judge:
+        with pytest.raises(JudgeRetryableError):
+            judge.evaluate(TASK)
+    assert server.calls == 1
+
+
+def test_500_then_ok(server: ServerHandle) -> None:
+    server.script(Reply.server_error())
+    with make_judge(server) as judge:
+        assert judge.evaluate(TASK).calls == 2
+    assert [r.status for r in server.requests] == [500, 200]
+
+
+def test_hung_call_times_out_and_is_retried(server: ServerHandle) -> None:
+    server.script(Reply.hang(30))
+    started = time.monotonic()
+    with make_judge(server) as judge:
+        verdict = judge.evaluate(TASK)
+    assert server.calls == 2 and verdict.calls == 2
+    assert [r.status for r in server.requests] == [0, 200]
+    assert TIMEOUT_S <= time.monotonic() - started < TIMEOUT_S + 2
+
+
+def test_always_hung_ends_retryable_with_timeout(server: ServerHandle) -> None:
+    server.script(*[Reply.hang(30)] * 3)
+    with make_judge(server) as judge, pytest.raises(JudgeRetryableError, match="timeout"):
+        judge.evaluate(TASK)
+    assert server.calls == 3
+
+
+def test_budget_stops_retries_before_attempts_run_out(server: ServerHandle) -> None:
+    server.script(*[Reply.overloaded()] * 10)
+    slow = policy(max_attempts=10, budget_s=0.5, base_delay_s=0.2, max_delay_s=0.2)
+    started = time.monotonic()
+    with make_judge(server, slow) as judge, pytest.raises(JudgeRetryableError):
+        judge.evaluate(TASK)
+    assert 1 < server.calls < 10
+    assert time.monotonic() - started < 1.0
+
+
+@pytest.mark.parametrize(("reply", "status"), [
+    (Reply.bad_request(), 400),
+    (Reply.error(403, "permission_error"), 403),
+    (Reply.error(404, "not_found_error"), 404),
+])
+def test_client_errors_fail_fast_as_terminal(server: ServerHandle, reply: Reply,
+                                             status: int) -> None:
+    server.script(reply, Reply.ok())
+    with make_judge(server) as judge, pytest.raises(JudgeTerminalError) as caught:
+        judge.evaluate(TASK)
+    assert server.calls == 1
+    assert f"HTTP {status} {reply.error_type}" in str(caught.value)
+
+
+def test_wrong_key_is_terminal_after_one_call(server: ServerHandle) -> None:
+    with make_judge(server, api_key="wrong") as judge:
+        with pytest.raises(JudgeTerminalError, match="HTTP 401 authentication_error"):
+            judge.evaluate(TASK)
+    assert [r.status for r in server.requests] == [401]
+
+
+def test_spend_limit_429_is_not_retried(server: ServerHandle) -> None:
+    server.script(Reply.error(429, "rate_limit_error", {"retry-after": "0"},
+                              error_code="enforced_spend_limit_reached"))
+    with make_judge(server) as judge, pytest.raises(JudgeTerminalError, match="429"):
+        judge.evaluate(TASK)
+    assert server.calls == 1
+
+
+def test_x_should_retry_false_is_respected(server: ServerHandle) -> None:
+    server.script(Reply.error(500, "api_error", {"x-should-retry": "false"}))
+    with make_judge(server) as judge, pytest.raises(JudgeTerminalError, match="500"):
+        judge.evaluate(TASK)
+    assert server.calls == 1
+
+
+def test_connection_refused_is_retryable() -> None:
+    with running_server() as gone:
+        base_url = gone.base_url
+    settings = Settings(anthropic_api_key=SecretStr("k"), anthropic_base_url=base_url,
+                        judge_timeout_s=TIMEOUT_S)
+    with AnthropicJudge(settings, policy(max_attempts=2)) as judge:
+        with pytest.raises(JudgeRetryableError, match=r"2 attempt.*connection error"):
+            judge.evaluate(TASK)
+
+
+@pytest.mark.parametrize("bad", [{"max_attempts": 0}, {"base_delay_s": 1.0, "max_delay_s": 0.5},
+                                 {"budget_s": 0}, {"max_retry_after_s": -1}])
+def test_impossible_policies_fail_at_declaration(bad: dict[str, Any]) -> None:
+    with pytest.raises(ConfigurationError):
+        policy(**bad)
+
+
+def test_backoff_is_jittered_and_capped() -> None:
+    p = policy(base_delay_s=0.1, max_delay_s=0.3)
+    delays = [p.backoff_s(attempt) for attempt in (1, 2, 3, 8) for _ in range(50)]
+    assert all(0 <= d <= 0.3 for d in delays)
+    assert len(set(delays)) > 100

@@ -1,0 +1,1 @@
+"""windags-evaluator: the review fleet. Import subpackages directly; this one stays empty."""

@@ -1,0 +1,172 @@
+"""``windags-eval``: review one request in-process, or run and watch the fleet."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from workers.errors import ConfigurationError, InvalidRequest
+from workers.intake import decode_request
+from workers.settings import Settings
+
+app = typer.Typer(add_completion=False, no_args_is_help=True, help=__doc__)
+
+
+@app.callback()
+def _root() -> None:
+    """Review agent-DAG node outputs: in-process, or through the worker fleet."""
+
+
+def _fail(message: str, code: int = 2) -> typer.Exit:
+    typer.echo(f"error: {message}", err=True)
+    return typer.Exit(code)
+
+
+def load_settings() -> Settings:
+    """Settings from the environment; a bad value ends the command with its reason."""
+    try:
+        return Settings()
+    except (ConfigurationError, ValueError) as exc:
+        raise _fail(f"bad settings: {exc}".splitlines()[0]) from None
+
+
+def read_input(path: str) -> bytes:
+    """The bytes of ``path``, or of stdin for ``-``."""
+    if path == "-":
+        return sys.stdin.buffer.read()
+    try:
+        return Path(path).read_bytes()
+    except OSError as exc:
+        raise _fail(f"cannot read {path}: {exc.strerror}") from None
+
+
+@app.command()
+def review(
+    request_file: Annotated[str, typer.Argument(help="A ReviewRequest JSON file, or - for stdin.")],
+) -> None:
+    """Run the whole two-stage review in this process and print the ReviewResult as JSON.
+
+    Exits 0 on a completed review whatever its verdict, 2 on an invalid request.
+    """
+    from workers.judges.factory import build_judge
+    from workers.pipeline import review as run_review
+
+    settings = load_settings()
+    try:
+        request = decode_request(
+            read_input(request_file),
+            max_request_bytes=settings.max_request_bytes,
+            max_output_chars=settings.max_output_chars,
+        )
+    except InvalidRequest as exc:
+        raise _fail(f"invalid request: {exc}") from None
+    judge = build_judge(settings)
+    result = run_review(request, judge, stage2_price=settings.price_of(settings.stage2_model))
+    typer.echo(result.model_dump_json(indent=2))
+
+
+def main() -> None:
+    """Console-script entry point."""
+    app()
+
+
+@app.command()
+def demo(
+    timeout_s: Annotated[float, typer.Option(help="Give up waiting after this long.")] = 180.0,
+) -> None:
+    """Start a local fleet, review the shipped 14-node sample DAG, print the results."""
+    from workers.demo import run_demo, wide_console
+    from workers.errors import FleetError
+
+    try:
+        code = run_demo(load_settings(), wide_console(), timeout_s=timeout_s)
+    except FleetError as exc:
+        raise _fail(str(exc), 1) from None
+    raise typer.Exit(code)
+
+
+@app.command()
+def fleet() -> None:
+    """Run a local fleet (Redis found or started, one worker per queue) until Ctrl-C."""
+    import time
+
+    from workers.errors import FleetError
+    from workers.fleet import LocalFleet
+
+    settings = load_settings()
+    try:
+        with LocalFleet(settings.redis_url) as running:
+            running.wait_ready()
+            typer.echo(
+                f"fleet ready on {running.redis_url}; logs in {running.log_dir}. Ctrl-C stops."
+            )
+            while all(p.poll() is None for p in running.workers.values()):
+                time.sleep(1)
+            raise _fail("a worker exited; see its log", 1)
+    except FleetError as exc:
+        raise _fail(str(exc), 1) from None
+    except KeyboardInterrupt:
+        typer.echo("stopped")
+
+
+@app.command()
+def submit(
+    files: Annotated[list[str], typer.Argument(help="Request files: one request or a list each.")],
+) -> None:
+    """Validate and enqueue review requests; prints each review key."""
+    import json
+
+    from workers.client import ReviewClient
+    from workers.errors import BrokerUnavailableError
+
+    settings = load_settings()
+    requests = []
+    for name in files:
+        try:
+            body = json.loads(read_input(name))
+        except ValueError as exc:
+            raise _fail(f"{name}: not JSON: {exc}") from None
+        requests.extend(body if isinstance(body, list) else [body])
+    client = ReviewClient(settings)
+    try:
+        for key in client.submit_many(requests):
+            typer.echo(key)
+    except InvalidRequest as exc:
+        raise _fail(f"invalid request: {exc}") from None
+    except BrokerUnavailableError as exc:
+        raise _fail(str(exc), 1) from None
+    finally:
+        client.close()
+
+
+@app.command()
+def watch(
+    dag_id: Annotated[str, typer.Argument(help="The DAG whose results to tail.")],
+    from_start: Annotated[bool, typer.Option(help="Show earlier results too.")] = False,
+) -> None:
+    """Tail a DAG's results stream as a readable table until Ctrl-C."""
+    import redis
+
+    from workers.console import results_table
+    from workers.demo import wide_console
+    from workers.stream import read_after
+
+    settings = load_settings()
+    console = wide_console()
+    client = redis.Redis.from_url(settings.redis_url)
+    last = "0-0" if from_start else "$"
+    try:
+        while True:
+            entries = read_after(client, settings.stream_key(dag_id), last, block_ms=1000)
+            if entries:
+                last = entries[-1].entry_id
+                console.print(results_table(e.payload for e in entries))
+    except KeyboardInterrupt:
+        pass
+    except redis.RedisError as exc:
+        raise _fail(f"redis at {settings.redis_url}: {exc}", 1) from None
+    finally:
+        client.close()

@@ -1,0 +1,100 @@
+"""The DAG runtime's side: submit reviews, subscribe to their results.
+
+``submit`` validates before it enqueues, so a bad request is refused at once with the
+field that is wrong; a broker outage ends in ``BrokerUnavailableError`` within a bounded
+time, never a hang.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator
+from typing import Any
+
+import kombu.exceptions
+import redis
+from celery import Celery
+
+from schemas.request import ReviewRequest
+from workers.app import create_app
+from workers.deps import redis_client
+from workers.errors import BrokerUnavailableError
+from workers.intake import encode_request, request_from_obj
+from workers.queues import TaskName
+from workers.settings import Settings
+from workers.subscriber import Delivery, Subscription
+
+_BROKER_FAULTS = (kombu.exceptions.OperationalError, redis.RedisError, OSError)
+
+
+class ReviewClient:
+    """Submits review requests to the fleet and reads results back."""
+
+    def __init__(self, settings: Settings, *, app: Celery | None = None) -> None:
+        self.settings = settings
+        self._app = app if app is not None else create_app(settings)
+        self._redis = redis_client(settings, max_connections=8)
+
+    def submit(self, request: ReviewRequest | dict[str, Any]) -> str:
+        """Enqueue one review; returns its review key (``dag_id:node_id:attempt``)."""
+        return self.submit_many([request])[0]
+
+    def submit_many(self, requests: Iterable[ReviewRequest | dict[str, Any]]) -> list[str]:
+        """Validate every request first, then enqueue them all on one connection."""
+        validated = [self._validated(r) for r in requests]
+        keys = []
+        try:
+            with self._app.producer_or_acquire() as producer:
+                for request in validated:
+                    self._app.send_task(
+                        TaskName.STAGE1.value,
+                        args=[encode_request(request)],
+                        producer=producer,
+                        retry=True,
+                        retry_policy={
+                            "max_retries": 2,
+                            "interval_start": 0.2,
+                            "interval_step": 0.5,
+                            "interval_max": 1.0,
+                        },
+                    )
+                    keys.append(request.review_key)
+        except _BROKER_FAULTS as exc:
+            raise BrokerUnavailableError(
+                f"broker at {self.settings.redis_url} unavailable after {len(keys)} of "
+                f"{len(validated)} submissions: {exc}"
+            ) from exc
+        return keys
+
+    def subscribe(
+        self, dag_id: str, group: str, consumer: str, *, claim_idle_ms: int = 30_000
+    ) -> Iterator[Delivery]:
+        """Yield the DAG's results for this consumer of ``group``; ack each when handled."""
+        return iter(self.subscription(dag_id, group, consumer, claim_idle_ms=claim_idle_ms))
+
+    def subscription(
+        self, dag_id: str, group: str, consumer: str, *, claim_idle_ms: int = 30_000
+    ) -> Subscription:
+        """The consumer-group subscription itself, for callers that poll."""
+        return Subscription(
+            self._redis,
+            self.settings.stream_key(dag_id),
+            group=group,
+            consumer=consumer,
+            claim_idle_ms=claim_idle_ms,
+        )
+
+    def close(self) -> None:
+        """Release broker and Redis connections."""
+        self._redis.close()
+        self._app.close()
+
+    def _validated(self, request: ReviewRequest | dict[str, Any]) -> ReviewRequest:
+        if isinstance(request, ReviewRequest):
+            obj: Any = request.model_dump(mode="json", by_alias=True)
+        else:
+            obj = request
+        return request_from_obj(
+            obj,
+            max_request_bytes=self.settings.max_request_bytes,
+            max_output_chars=self.settings.max_output_chars,
+        )

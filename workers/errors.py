@@ -1,0 +1,61 @@
+"""One rooted error tree: callers branch on type, never on message text.
+
+Retryable and terminal faults are distinct types so that each retry layer can tell them
+apart without parsing strings.
+"""
+
+from __future__ import annotations
+
+
+class EvaluatorError(Exception):
+    """Root of every error this package raises on purpose."""
+
+
+class InvalidRequest(EvaluatorError):
+    """A review request that does not match the wire contract.
+
+    Attributes:
+        field: dotted path of the first offending field (``"skill.success_rate"``).
+        reason: what is wrong with it, one line.
+    """
+
+    def __init__(self, field: str, reason: str) -> None:
+        super().__init__(f"{field}: {reason}" if field else reason)
+        self.field = field
+        self.reason = reason
+
+
+class ConfigurationError(EvaluatorError):
+    """Settings or policy that cannot work; raised at boot, never per message."""
+
+
+class JudgeError(EvaluatorError):
+    """A judge could not produce a verdict. The layer it judged is indeterminate."""
+
+
+class JudgeRetryableError(JudgeError):
+    """A transient judge fault (rate limit, overload, 5xx, timeout, connection)."""
+
+
+class JudgeTerminalError(JudgeError):
+    """A judge fault that another try will not fix (bad request, auth, permission)."""
+
+
+class JudgeOutputError(JudgeError):
+    """The judge answered, but not with a verdict that validates."""
+
+
+class BudgetExceededError(EvaluatorError):
+    """A DAG's review budget is spent; further Stage 2 calls are refused."""
+
+
+class FleetError(EvaluatorError):
+    """Base for faults of the queue and stream machinery."""
+
+
+class BrokerUnavailableError(FleetError):
+    """Redis did not answer within the client's bounded budget."""
+
+
+class PublishError(FleetError):
+    """A result could not be written to its stream."""

@@ -1,0 +1,101 @@
+"""The router's decision: run the expensive Ceiling only where it pays.
+
+Hard rules first (human gate, final deliverable, irreversible), then
+``P(fail) x downstream waste > stage2 cost``. P(fail) is floored at 0.01 and downstream
+waste capped at 5x the node's own cost, the seed's fix for the Escalation Cascade
+Explosion. Every decision carries its breakdown, whichever rule decided (BC-EVAL-003).
+"""
+
+from __future__ import annotations
+
+from schemas.judging import ModelPrice, TokenUsage
+from schemas.request import ReviewRequest
+from schemas.result import EscalationDecision, EscalationReason, Stage1Result
+
+FAILURE_PROBABILITY_FLOOR = 0.01
+WASTE_CAP_MULTIPLE = 5.0
+#: Tokens of rubric and instructions around the output in a Ceiling prompt.
+RUBRIC_TOKENS = 1500
+#: Tokens a Ceiling verdict takes to write.
+VERDICT_TOKENS = 600
+
+
+def failure_probability(request: ReviewRequest) -> tuple[float, float]:
+    """(P(fail) used, raw P(fail)) from the skill's record, stage and breaker."""
+    skill = request.skill
+    raw = (1.0 - skill.success_rate) * skill.stage.factor * skill.breaker.penalty
+    return min(1.0, max(FAILURE_PROBABILITY_FLOOR, raw)), raw
+
+
+def downstream_waste(request: ReviewRequest) -> tuple[float, float]:
+    """(waste used, raw waste): what a bad output would spoil downstream."""
+    raw = sum(node.cost_usd for node in request.downstream) * request.cascade_probability
+    return min(raw, WASTE_CAP_MULTIPLE * request.node_cost_usd), raw
+
+
+def estimate_stage2_cost(output_chars: int, price: ModelPrice) -> float:
+    """A Ceiling review's cost from the output's size: ~4 characters a token."""
+    usage = TokenUsage(input_tokens=RUBRIC_TOKENS + output_chars // 4, output_tokens=VERDICT_TOKENS)
+    return price.cost(usage)
+
+
+def decide_escalation(
+    request: ReviewRequest,
+    *,
+    stage2_price: ModelPrice,
+    stage1: Stage1Result,
+    budget_left: bool = True,
+) -> EscalationDecision:
+    """Decide whether Stage 2 runs, recording every number that went into it."""
+    p_fail, raw_p = failure_probability(request)
+    waste, raw_waste = downstream_waste(request)
+    expected = p_fail * waste
+    estimated = request.stage2_cost_usd is None
+    cost = (
+        estimate_stage2_cost(len(request.output.content), stage2_price)
+        if request.stage2_cost_usd is None
+        else request.stage2_cost_usd
+    )
+    # Decide on the recorded (rounded) numbers, so the breakdown always explains the
+    # decision: 0.225 x 0.072 is 0.016200000000000003 in floating point, not > 0.0162.
+    expected, cost = round(expected, 6), round(cost, 6)
+    reason = _reason(request, expected, cost)
+    suppressed = None
+    if reason is not EscalationReason.NONE:
+        suppressed = _suppression(stage1, budget_left)
+    return EscalationDecision(
+        escalate=reason is not EscalationReason.NONE and suppressed is None,
+        reason=reason,
+        failure_probability=round(p_fail, 6),
+        downstream_waste=round(waste, 6),
+        expected_waste=expected,
+        stage2_cost=cost,
+        stage2_cost_estimated=estimated,
+        raw_failure_probability=round(raw_p, 6),
+        raw_downstream_waste=round(raw_waste, 6),
+        suppressed_by=suppressed,
+    )
+
+
+def _suppression(stage1: Stage1Result, budget_left: bool) -> str | None:
+    """Why a warranted escalation does not run: a failed Stage 1 skips the Ceiling."""
+    if not stage1.floor.passed:
+        return "floor_failed"
+    if not stage1.wall.passed:
+        return "wall_failed"
+    if not budget_left:
+        return "budget_exhausted"
+    return None
+
+
+def _reason(request: ReviewRequest, expected_waste: float, stage2_cost: float) -> EscalationReason:
+    flags = request.flags
+    if flags.feeds_human_gate:
+        return EscalationReason.HUMAN_GATE
+    if flags.final_deliverable:
+        return EscalationReason.FINAL_DELIVERABLE
+    if flags.irreversible:
+        return EscalationReason.IRREVERSIBLE
+    if expected_waste > stage2_cost:
+        return EscalationReason.ECONOMIC
+    return EscalationReason.NONE

@@ -1,0 +1,51 @@
+"""A Wall or Ceiling finding: an issue plus how much it costs its dimension."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+from schemas.quality import Dimension
+from schemas.result import WallIssue
+
+_SENTENCE_END = re.compile(r"(?<=[.!?])\s+|\n{2,}|\n(?=\s*[-*#]|\s*\d+\.)")
+_WORD = re.compile(r"[A-Za-z][A-Za-z'\-]*|\d+(?:\.\d+)?")
+
+
+@dataclass(frozen=True, slots=True)
+class Finding:
+    """An issue and the penalty it takes off its dimension's score (0..1)."""
+
+    issue: WallIssue
+    penalty: float
+
+
+def finding(
+    dimension: Dimension,
+    code: str,
+    message: str,
+    penalty: float,
+    *,
+    fix: str,
+    field: str | None = None,
+) -> Finding:
+    """Build a finding in one line."""
+    return Finding(
+        WallIssue(dimension=dimension, code=code, message=message, field=field, fix=fix), penalty
+    )
+
+
+def score_after(findings: Iterable[Finding]) -> float:
+    """1.0 less every penalty, never below 0."""
+    return max(0.0, 1.0 - sum(f.penalty for f in findings))
+
+
+def sentences(text: str) -> list[str]:
+    """Split prose into sentences and list items, dropping blanks."""
+    return [s.strip() for s in _SENTENCE_END.split(text) if s and s.strip()]
+
+
+def words(text: str) -> list[str]:
+    """Lower-cased words and numbers."""
+    return [w.lower() for w in _WORD.findall(text)]

@@ -1,0 +1,185 @@
+"""The two stages as pure functions over wire models.
+
+No queues, no network, and no clock other than the one that times the engine itself.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from collections.abc import Mapping
+
+from schemas.hops import Stage1Report, Stage2Report
+from schemas.judging import DimensionVerdict, JudgeVerdict, TokenUsage
+from schemas.quality import CEILING_DIMENSIONS, Dimension, DimensionScore, QualityVector
+from schemas.request import OutputKind, ReviewRequest
+from schemas.result import FloorResult, Stage1Result, Stage2Result, WallResolution, WallResult
+from workers.evaluate.confidence import aggregate_confidence
+from workers.evaluate.findings import Finding
+from workers.evaluate.floor import check_floor
+from workers.evaluate.wall import score_wall, wall_result
+
+RUBBER_STAMP_SCORE = 0.8
+NO_USAGE = TokenUsage()
+#: Characters of output beyond which length starts to cost a judged score.
+LENGTH_REFERENCE_CHARS: dict[OutputKind, int] = {
+    OutputKind.TEXT: 6000,
+    OutputKind.MARKDOWN: 8000,
+    OutputKind.PYTHON: 12000,
+    OutputKind.JSON: 12000,
+    OutputKind.SQL: 4000,
+}
+LENGTH_PENALTY_PER_DOUBLING = 0.05
+LENGTH_PENALTY_CAP = 0.15
+
+
+def run_stage1(
+    request: ReviewRequest,
+    *,
+    judged: Mapping[Dimension, DimensionVerdict] | None = None,
+    usage: TokenUsage = NO_USAGE,
+    cost_usd: float = 0.0,
+) -> Stage1Report:
+    """Floor, then (only if it passed) Wall: BC-EVAL-002's short circuit."""
+    started = time.perf_counter()
+    floor = check_floor(request.output, request.contract)
+    confidence = aggregate_confidence(
+        request.signals, downstream_critical=request.feeds_critical_path
+    )
+    if not floor.passed:
+        quality = _vector(
+            structure=DimensionScore.scored(0.0, _floor_summary(floor)),
+            wall=None,
+            why="floor failed: layer not run",
+        )
+        wall = WallResult(passed=False, resolution=WallResolution.NOT_RUN)
+    else:
+        scores = score_wall(request.output)
+        wall_scores = dict(scores.scores)
+        for dimension, verdict in (judged or {}).items():
+            wall_scores[dimension] = min(wall_scores[dimension], verdict.score)
+        grade = min(wall_scores.values())
+        if confidence.score is not None:
+            grade = min(grade, confidence.score)
+        wall = wall_result(
+            grade,
+            tuple(f.issue for f in scores.findings),
+            feeds_critical_path=request.feeds_critical_path,
+        )
+        justifications = _wall_justifications(scores.findings, judged or {})
+        quality = _vector(
+            structure=DimensionScore.scored(1.0, "parses and meets its declared contract"),
+            wall={d: DimensionScore.scored(v, justifications[d]) for d, v in wall_scores.items()},
+            why="not escalated to Stage 2",
+        )
+    return Stage1Report(
+        stage1=Stage1Result(passed=floor.passed and wall.passed, floor=floor, wall=wall),
+        quality=quality,
+        confidence=confidence,
+        review_ms=(time.perf_counter() - started) * 1000,
+        usage=usage,
+        cost_usd=cost_usd,
+    )
+
+
+def apply_ceiling(
+    request: ReviewRequest,
+    report: Stage1Report,
+    verdict: JudgeVerdict,
+    *,
+    review_ms: float,
+    stage2: Stage2Result,
+) -> Stage2Report:
+    """Merge a Ceiling verdict: length-normalised, no unjustified score above 0.8."""
+    chars = len(request.output.content)
+    updates = {
+        d.value: _ceiling_score(verdict.scores.get(d), chars, request.output.kind)
+        for d in CEILING_DIMENSIONS
+    }
+    return Stage2Report(
+        stage2=stage2,
+        quality=report.quality.model_copy(update=updates),
+        review_ms=review_ms,
+        usage=verdict.usage,
+        cost_usd=verdict.cost_usd,
+    )
+
+
+def indeterminate_ceiling(
+    report: Stage1Report,
+    stage2: Stage2Result,
+    *,
+    review_ms: float,
+    usage: TokenUsage = NO_USAGE,
+    cost_usd: float = 0.0,
+) -> Stage2Report:
+    """A Ceiling whose judge failed: its dimensions say so; none scores 0 or passes."""
+    why = f"judge failed: {stage2.error}"
+    updates = {d.value: DimensionScore.indeterminate(why) for d in CEILING_DIMENSIONS}
+    return Stage2Report(
+        stage2=stage2,
+        quality=report.quality.model_copy(update=updates),
+        review_ms=review_ms,
+        usage=usage,
+        cost_usd=cost_usd,
+    )
+
+
+def length_penalty(chars: int, kind: OutputKind) -> float:
+    """What verbosity costs a judged score: 0.05 a doubling past the reference, capped."""
+    reference = LENGTH_REFERENCE_CHARS[kind]
+    if chars <= reference:
+        return 0.0
+    return min(LENGTH_PENALTY_CAP, LENGTH_PENALTY_PER_DOUBLING * math.log2(chars / reference))
+
+
+def _ceiling_score(
+    verdict: DimensionVerdict | None, chars: int, kind: OutputKind
+) -> DimensionScore:
+    if verdict is None:
+        return DimensionScore.indeterminate("the judge returned no score for this dimension")
+    value = max(0.0, verdict.score - length_penalty(chars, kind))
+    justification = verdict.justification.strip()
+    if value > RUBBER_STAMP_SCORE and not justification:
+        return DimensionScore.scored(
+            RUBBER_STAMP_SCORE, "capped at 0.8: the judge gave no justification"
+        )
+    return DimensionScore.scored(value, justification)
+
+
+def _vector(
+    *, structure: DimensionScore, wall: Mapping[Dimension, DimensionScore] | None, why: str
+) -> QualityVector:
+    fields: dict[str, DimensionScore] = {"structure": structure}
+    for dimension in Dimension:
+        if dimension is Dimension.STRUCTURE:
+            continue
+        if wall is not None and dimension in wall:
+            fields[dimension.value] = wall[dimension]
+        else:
+            fields[dimension.value] = DimensionScore.unscored(why)
+    return QualityVector(**fields)
+
+
+def _floor_summary(floor: FloorResult) -> str:
+    codes = ", ".join(dict.fromkeys(v.code for v in floor.violations))
+    return f"floor failed: {codes}"
+
+
+def _wall_justifications(
+    findings: tuple[Finding, ...], judged: Mapping[Dimension, DimensionVerdict]
+) -> dict[Dimension, str]:
+    notes: dict[Dimension, list[str]] = {d: [] for d in Dimension}
+    for item in findings:
+        notes[item.issue.dimension].append(item.issue.message)
+    for dimension, verdict in judged.items():
+        if verdict.justification:
+            notes[dimension].append(f"judge: {verdict.justification}")
+    return {d: "; ".join(n)[:1000] if n else _CLEAN[d] for d, n in notes.items() if d in _CLEAN}
+
+
+_CLEAN = {
+    Dimension.SUBSTANCE: "substantive content of a usual length; no filler or stubs found",
+    Dimension.CONSISTENCY: "no contradictions, conflicting quantities or mismatched counts found",
+    Dimension.GROUNDING: "citations resolve, URLs are well formed, claims are supported",
+}

@@ -1,0 +1,64 @@
+"""The Wall: substance, consistency and grounding, and how a partial grade is read."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from schemas.quality import Dimension
+from schemas.request import NodeOutput
+from schemas.result import WallIssue, WallResolution, WallResult
+from workers.evaluate.consistency import check_consistency
+from workers.evaluate.findings import Finding, score_after
+from workers.evaluate.grounding import check_grounding
+from workers.evaluate.substance import check_substance
+
+PASS_GRADE = 0.6
+FAIL_GRADE = 0.3
+
+
+@dataclass(frozen=True, slots=True)
+class WallScores:
+    """The Wall's per-dimension scores and every finding behind them."""
+
+    scores: dict[Dimension, float]
+    findings: tuple[Finding, ...]
+
+    @property
+    def grade(self) -> float:
+        """The weakest Wall dimension: one severe defect is enough to fail the Wall."""
+        return min(self.scores.values())
+
+
+def score_wall(output: NodeOutput) -> WallScores:
+    """Run the three deterministic Wall checks."""
+    by_dimension = {
+        Dimension.SUBSTANCE: check_substance(output),
+        Dimension.CONSISTENCY: check_consistency(output),
+        Dimension.GROUNDING: check_grounding(output),
+    }
+    return WallScores(
+        scores={d: round(score_after(f), 4) for d, f in by_dimension.items()},
+        findings=tuple(f for found in by_dimension.values() for f in found),
+    )
+
+
+def resolve_wall(grade: float, *, feeds_critical_path: bool) -> WallResolution:
+    """Read a grade: >= 0.6 pass, < 0.3 fail, in between fail only on the critical path."""
+    if grade >= PASS_GRADE:
+        return WallResolution.PASS
+    if grade < FAIL_GRADE:
+        return WallResolution.FAIL
+    return WallResolution.FAIL if feeds_critical_path else WallResolution.PASS_WITH_WARNING
+
+
+def wall_result(
+    grade: float, issues: tuple[WallIssue, ...], *, feeds_critical_path: bool
+) -> WallResult:
+    """The Wall's verdict for a grade and its issues."""
+    resolution = resolve_wall(grade, feeds_critical_path=feeds_critical_path)
+    return WallResult(
+        passed=resolution is not WallResolution.FAIL,
+        grade=round(grade, 4),
+        resolution=resolution,
+        issues=issues,
+    )

@@ -1,0 +1,237 @@
+"""A local fleet: a Redis (found or started), one worker process per queue.
+
+What ``windags-eval fleet`` and ``demo`` run, and what integration tests start: the same
+commands as the Procfile, as real processes.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+import uuid
+from dataclasses import dataclass, field
+from pathlib import Path
+from types import TracebackType
+
+import redis
+
+from workers.errors import FleetError
+from workers.queues import Queue
+
+#: Pool and concurrency per worker kind: threads, because judge calls wait on the network.
+DEFAULT_CONCURRENCY = {Queue.STAGE1: 4, Queue.ROUTER: 2, Queue.STAGE2: 4}
+
+
+def worker_command(
+    queue: Queue, *, concurrency: int, name: str | None = None, loglevel: str = "WARNING"
+) -> list[str]:
+    """The Celery worker command line for one queue (the Procfile's, with a unique name)."""
+    command = [
+        sys.executable,
+        "-m",
+        "celery",
+        "-A",
+        "workers.app",
+        "worker",
+        "-Q",
+        queue.value,
+        "-n",
+        name or f"{queue.value}@%h",
+        "--pool",
+        "threads",
+        "--concurrency",
+        str(concurrency),
+        "--without-gossip",
+        "--without-mingle",
+        "--loglevel",
+        loglevel,
+    ]
+    if queue is Queue.STAGE2:
+        command += ["--prefetch-multiplier", "1"]
+    return command
+
+
+def redis_answers(url: str, timeout_s: float = 1.0) -> bool:
+    """Whether a Redis answers PING at ``url``."""
+    client = redis.Redis.from_url(url, socket_connect_timeout=timeout_s, socket_timeout=timeout_s)
+    try:
+        return bool(client.ping())
+    except (redis.RedisError, OSError):
+        return False
+    finally:
+        client.close()
+
+
+def free_port() -> int:
+    """A TCP port nothing listens on right now."""
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+@dataclass
+class PrivateRedis:
+    """A throwaway redis-server on a free port, stopped on exit."""
+
+    port: int = field(default_factory=free_port)
+    appendonly: bool = False
+    directory: Path = field(default_factory=lambda: Path(tempfile.mkdtemp(prefix="windags-redis-")))
+    process: subprocess.Popen[bytes] | None = None
+
+    @property
+    def url(self) -> str:
+        """Where it listens."""
+        return f"redis://127.0.0.1:{self.port}/0"
+
+    def start(self) -> PrivateRedis:
+        """Start it and wait until it answers."""
+        binary = shutil.which("redis-server")
+        if binary is None:
+            raise FleetError("redis-server is not on PATH")
+        self.process = subprocess.Popen(
+            [
+                binary,
+                "--port",
+                str(self.port),
+                "--bind",
+                "127.0.0.1",
+                "--save",
+                "",
+                "--appendonly",
+                "yes" if self.appendonly else "no",
+                "--appendfsync",
+                "everysec",
+                "--dir",
+                str(self.directory),
+                "--maxmemory-policy",
+                "noeviction",
+            ],
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
+        _wait_for(lambda: redis_answers(self.url, 0.2), 10.0, "private redis-server did not start")
+        return self
+
+    def stop(self, *, kill: bool = False) -> None:
+        """Stop it (SIGKILL when ``kill``)."""
+        if self.process is not None and self.process.poll() is None:
+            self.process.send_signal(signal.SIGKILL if kill else signal.SIGTERM)
+            self.process.wait(timeout=20)
+        self.process = None
+
+
+@dataclass
+class LocalFleet:
+    """Workers for all three queues against one Redis; a context manager."""
+
+    redis_url: str
+    concurrency: dict[Queue, int] = field(default_factory=lambda: dict(DEFAULT_CONCURRENCY))
+    extra_env: dict[str, str] = field(default_factory=dict)
+    start_private_redis: bool = True
+    workers: dict[Queue, subprocess.Popen[bytes]] = field(default_factory=dict)
+    private: PrivateRedis | None = None
+    tag: str = field(default_factory=lambda: uuid.uuid4().hex[:6])
+    log_dir: Path = field(default_factory=lambda: Path(tempfile.mkdtemp(prefix="windags-fleet-")))
+
+    def __enter__(self) -> LocalFleet:
+        if not redis_answers(self.redis_url):
+            if not (self.start_private_redis and shutil.which("redis-server")):
+                raise FleetError(
+                    f"no Redis answers at {self.redis_url}. Start one (apt-get install "
+                    "redis-server, or docker run -p 6379:6379 redis:7) or set WINDAGS_REDIS_URL"
+                )
+            self.private = PrivateRedis().start()
+            self.redis_url = self.private.url
+        for queue in Queue:
+            self.start_worker(queue)
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self.stop()
+
+    @property
+    def env(self) -> dict[str, str]:
+        """The environment the workers run with."""
+        return {**os.environ, **self.extra_env, "WINDAGS_REDIS_URL": self.redis_url}
+
+    def worker_name(self, queue: Queue) -> str:
+        """The Celery node name of a queue's worker."""
+        return f"{queue.value}-{self.tag}@{socket.gethostname()}"
+
+    def start_worker(self, queue: Queue) -> subprocess.Popen[bytes]:
+        """Start (or restart) the worker of ``queue``."""
+        command = worker_command(
+            queue, concurrency=self.concurrency[queue], name=self.worker_name(queue)
+        )
+        log = (self.log_dir / f"{queue.value}.log").open("ab")
+        self.workers[queue] = subprocess.Popen(
+            command, env=self.env, start_new_session=True, stdout=log, stderr=subprocess.STDOUT
+        )
+        log.close()
+        return self.workers[queue]
+
+    def wait_ready(self, timeout_s: float = 60.0, queues: tuple[Queue, ...] = tuple(Queue)) -> None:
+        """Block until each worker answers Celery's own ping."""
+        from workers.app import create_app
+        from workers.settings import Settings
+
+        probe = create_app(Settings(redis_url=self.redis_url))
+        wanted = {self.worker_name(q) for q in queues}
+        deadline = time.monotonic() + timeout_s
+        try:
+            while time.monotonic() < deadline:
+                for queue, process in self.workers.items():
+                    if process.poll() is not None:
+                        raise FleetError(
+                            f"the {queue.value} worker exited with {process.returncode}"
+                        )
+                replies = probe.control.ping(destination=sorted(wanted), timeout=1.0)
+                answered = {name for reply in replies for name in reply}
+                if wanted <= answered:
+                    return
+            raise FleetError(f"workers did not answer ping within {timeout_s:.0f}s")
+        finally:
+            probe.close()
+
+    def kill_worker(self, queue: Queue) -> None:
+        """SIGKILL a worker: no warm shutdown, its unacked messages stay unacked."""
+        process = self.workers.get(queue)
+        if process is not None and process.poll() is None:
+            os.killpg(process.pid, signal.SIGKILL)
+            process.wait(timeout=10)
+
+    def stop(self) -> None:
+        """Warm-stop every worker, then the private Redis if one was started."""
+        for process in self.workers.values():
+            if process.poll() is None:
+                os.killpg(process.pid, signal.SIGTERM)
+        for process in self.workers.values():
+            try:
+                process.wait(timeout=40)
+            except subprocess.TimeoutExpired:
+                os.killpg(process.pid, signal.SIGKILL)
+                process.wait(timeout=10)
+        self.workers.clear()
+        if self.private is not None:
+            self.private.stop()
+            self.private = None
+
+
+def _wait_for(check: object, timeout_s: float, message: str) -> None:
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        if callable(check) and check():
+            return
+        time.sleep(0.1)
+    raise FleetError(message)

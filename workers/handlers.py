@@ -1,0 +1,190 @@
+"""What each queue's task does, without Celery: decode, call the engine, publish.
+
+A handler returns the next hop (or nothing) instead of enqueueing it, so the Celery
+tasks stay five-line adapters and tests drive handlers with real Redis and a scripted
+judge, no broker needed.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from schemas.hops import RoutedReview, Stage1Report, Stage2Report
+from schemas.request import ReviewRequest
+from schemas.result import ErrorCode, ReviewError, ReviewResult
+from workers.deps import Deps
+from workers.errors import InvalidRequest
+from workers.evaluate import decide_escalation, finalize, run_stage1
+from workers.intake import OversizedRequest, decode_request, encode_request, identity_of
+from workers.judges.ceiling import run_ceiling
+from workers.queues import Queue, TaskName
+from workers.tries import digest
+
+log = logging.getLogger("windags.handlers")
+MAX_RETRY_DELAY_S = 30.0
+
+
+@dataclass(frozen=True, slots=True)
+class Hop:
+    """The next task to enqueue."""
+
+    task: TaskName
+    args: tuple[str, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class RetryLater:
+    """Run this task again after ``delay_s``; always far below the visibility timeout."""
+
+    delay_s: float
+    error: str
+
+
+Outcome = Hop | RetryLater | None
+
+
+def handle_stage1(raw: str, deps: Deps, *, traceparent: str | None = None) -> Outcome:
+    """Floor and Wall; refuse bad input with an error entry, never a silent drop."""
+    dag, node, attempt = identity_of(raw)
+    identity = f"{dag}:{node}:{attempt}" if dag and node and attempt else digest(raw)
+
+    def work() -> Outcome:
+        try:
+            request = decode_request(
+                raw,
+                max_request_bytes=deps.settings.max_request_bytes,
+                max_output_chars=deps.settings.max_output_chars,
+            )
+        except InvalidRequest as exc:
+            _publish_invalid(raw, exc, deps)
+            return None
+        if deps.stream.is_published(request.review_key):
+            return None
+        report = run_stage1(request)
+        return Hop(TaskName.ROUTER, (encode_request(request), report.model_dump_json()))
+
+    return _guarded(Queue.STAGE1, identity, raw, deps, work)
+
+
+def handle_router(
+    request_json: str, report_json: str, deps: Deps, *, traceparent: str | None = None
+) -> Outcome:
+    """The escalation decision; publish at once when Stage 2 is not warranted."""
+    request = ReviewRequest.model_validate_json(request_json)
+
+    def work() -> Outcome:
+        report = Stage1Report.model_validate_json(report_json)
+        settings = deps.settings
+        escalation = decide_escalation(
+            request,
+            stage2_price=settings.price_of(settings.stage2_model),
+            stage1=report.stage1,
+            budget_left=deps.ledger.has_budget(request.dag_id, settings.dag_budget_usd),
+        )
+        if escalation.escalate:
+            routed = RoutedReview(report=report, escalation=escalation)
+            return Hop(TaskName.STAGE2, (request_json, routed.model_dump_json()))
+        publish(finalize(request, report, escalation, None), deps, traceparent=traceparent)
+        return None
+
+    return _guarded(Queue.ROUTER, request.review_key, request_json, deps, work)
+
+
+def handle_stage2(
+    request_json: str, routed_json: str, deps: Deps, *, traceparent: str | None = None
+) -> Outcome:
+    """The Ceiling. A finished judgement is cached so a redelivery never pays twice."""
+    request = ReviewRequest.model_validate_json(request_json)
+
+    def work() -> Outcome:
+        if deps.stream.is_published(request.review_key):
+            return None
+        routed = RoutedReview.model_validate_json(routed_json)
+        stage2 = _cached_ceiling(request, routed.report, deps)
+        if stage2 is None:
+            return RetryLater(5.0, "another worker holds this review's Stage 2 claim")
+        result = finalize(request, routed.report, routed.escalation, stage2)
+        publish(result, deps, traceparent=traceparent)
+        return None
+
+    return _guarded(Queue.STAGE2, request.review_key, request_json, deps, work)
+
+
+def publish(result: ReviewResult, deps: Deps, *, traceparent: str | None = None) -> None:
+    """Publish once, then charge the review's cost to its DAG once."""
+    published = deps.stream.publish_result(result, traceparent=traceparent)
+    if published.added:
+        key = f"{result.dag_id}:{result.node_id}:{result.attempt}"
+        deps.ledger.charge(result.dag_id, key, result.envelope.review_cost_usd)
+
+
+def _cached_ceiling(
+    request: ReviewRequest, report: Stage1Report, deps: Deps
+) -> Stage2Report | None:
+    prefix, key = deps.settings.key_prefix, request.review_key
+    cache_key, claim_key = f"{prefix}:stage2:{key}", f"{prefix}:claim:{key}"
+    cached = deps.redis.get(cache_key)
+    if cached is not None:
+        return Stage2Report.model_validate_json(cached)
+    if not deps.redis.set(claim_key, "1", nx=True, ex=deps.settings.stage2_hard_limit_s):
+        return None
+    stage2 = run_ceiling(request, report, deps.judge)
+    deps.redis.set(cache_key, stage2.model_dump_json(), ex=deps.settings.dedup_ttl_s)
+    deps.redis.delete(claim_key)
+    return stage2
+
+
+def _guarded(
+    stage: Queue, identity: str, raw: str, deps: Deps, work: Callable[[], Outcome]
+) -> Outcome:
+    """Count the try; retry unexpected faults a bounded number of times, then dead-letter."""
+    tries = deps.tries.bump(stage.value, identity)
+    limit = deps.settings.max_task_tries
+    if tries > limit:
+        _give_up(
+            raw,
+            identity,
+            f"{stage.value} did not finish in {limit} tries "
+            "(its worker died or timed out each time)",
+            tries - 1,
+            deps,
+        )
+        return None
+    try:
+        return work()
+    except Exception as exc:  # the poison-task boundary: anything else would loop or vanish
+        error = f"{type(exc).__name__}: {exc}"[:500]
+        log.warning("%s failed on try %d/%d for %s: %s", stage.value, tries, limit, identity, error)
+        if tries < limit:
+            return RetryLater(min(MAX_RETRY_DELAY_S, 2.0**tries), error)
+        _give_up(raw, identity, f"{stage.value} failed {tries} times; last: {error}", tries, deps)
+        return None
+
+
+def _give_up(raw: str, identity: str, message: str, tries: int, deps: Deps) -> None:
+    dag, node, attempt = identity_of(raw)
+    error = ReviewError(
+        dag_id=dag,
+        node_id=node,
+        attempt=attempt,
+        code=ErrorCode.POISON,
+        message=message,
+        tries=tries,
+    )
+    deps.stream.publish_error(error, review_key=identity, raw=raw, dead_letter=True)
+
+
+def _publish_invalid(raw: str, exc: InvalidRequest, deps: Deps) -> None:
+    dag, node, attempt = identity_of(raw)
+    code = ErrorCode.OVERSIZED if isinstance(exc, OversizedRequest) else ErrorCode.INVALID_REQUEST
+    error = ReviewError(
+        dag_id=dag,
+        node_id=node,
+        attempt=attempt,
+        code=code,
+        field=exc.field or None,
+        message=exc.reason,
+    )
+    deps.stream.publish_error(error, review_key=f"invalid:{digest(raw)}", raw=raw)

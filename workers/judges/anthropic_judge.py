@@ -1,0 +1,180 @@
+"""The Anthropic judge: one forced tool call per task, validated, costed.
+
+The SDK's retries are off and its timeout is ours, so ``retry.call_with_retry`` is the
+only retry layer. A reply that does not validate gets one corrective turn, then fails
+as ``JudgeOutputError``: a judge that cannot answer never invents a score.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from types import TracebackType
+from typing import Any
+
+import anthropic
+import httpx2
+from anthropic.types import Message
+from pydantic import TypeAdapter, ValidationError
+
+from schemas.judging import DimensionVerdict, JudgeTask, JudgeTier, JudgeVerdict, TokenUsage
+from schemas.quality import Dimension
+from workers.errors import ConfigurationError, JudgeOutputError
+from workers.judges import prompt
+from workers.judges.retry import RetryPolicy, call_with_retry
+from workers.settings import Settings
+
+RUBBER_STAMP_ABOVE = 0.8
+"""Scores above this need a non-empty justification."""
+
+_SCORES = TypeAdapter(dict[Dimension, DimensionVerdict])
+
+
+def parse_scores(
+    reply: Message, dimensions: Sequence[Dimension]
+) -> dict[Dimension, DimensionVerdict]:
+    """The verdict in ``reply``'s tool call, or ``JudgeOutputError`` saying what is wrong."""
+    calls = [b for b in reply.content if b.type == "tool_use" and b.name == prompt.TOOL_NAME]
+    if not calls:
+        raise JudgeOutputError(
+            f"no {prompt.TOOL_NAME} tool call in the reply (stop_reason {reply.stop_reason})"
+        )
+    raw: Any = calls[0].input
+    if not isinstance(raw, Mapping) or set(raw) != {d.value for d in dimensions}:
+        got = sorted(raw) if isinstance(raw, Mapping) else type(raw).__name__
+        raise JudgeOutputError(
+            f"tool input must have exactly the keys {[d.value for d in dimensions]}, got {got}"
+        )
+    try:
+        scores = _SCORES.validate_python(dict(raw))
+    except ValidationError as exc:
+        detail = "; ".join(f"{'.'.join(map(str, e['loc']))}: {e['msg']}" for e in exc.errors()[:5])
+        raise JudgeOutputError(f"invalid tool input {prompt.describe(raw)}: {detail}") from None
+    stamped = [
+        d.value
+        for d, v in scores.items()
+        if v.score > RUBBER_STAMP_ABOVE and not v.justification.strip()
+    ]
+    if stamped:
+        raise JudgeOutputError(
+            f"scores above {RUBBER_STAMP_ABOVE} need a justification: {', '.join(stamped)}"
+        )
+    return scores
+
+
+def usage_of(reply: Message) -> TokenUsage:
+    """Our usage record of one reply."""
+    u = reply.usage
+    return TokenUsage(
+        input_tokens=u.input_tokens,
+        output_tokens=u.output_tokens,
+        cache_read_input_tokens=u.cache_read_input_tokens or 0,
+        cache_creation_input_tokens=u.cache_creation_input_tokens or 0,
+    )
+
+
+class AnthropicJudge:
+    """Scores a task's dimensions with one structured Messages API call.
+
+    Args:
+        settings: models, key, base URL, timeout, temperature, pricing.
+        policy: retry policy; defaults to attempts and budget from ``settings``.
+        max_connections: size of the HTTP connection pool, at least the thread count.
+    """
+
+    def __init__(
+        self, settings: Settings, policy: RetryPolicy | None = None, max_connections: int = 256
+    ) -> None:
+        if settings.anthropic_api_key is None:
+            raise ConfigurationError("the anthropic judge needs anthropic_api_key")
+        self._models = {
+            JudgeTier.WALL: settings.stage1_model,
+            JudgeTier.CEILING: settings.stage2_model,
+            JudgeTier.PAIRWISE: settings.stage2_model,
+        }
+        self._prices = {m: settings.price_of(m) for m in set(self._models.values())}
+        self._settings = settings
+        self._policy = policy or RetryPolicy.from_settings(settings)
+        limits = httpx2.Limits(
+            max_connections=max_connections, max_keepalive_connections=max_connections
+        )
+        self._client = anthropic.Anthropic(
+            api_key=settings.anthropic_api_key.get_secret_value(),
+            base_url=settings.anthropic_base_url,
+            timeout=settings.judge_timeout_s,
+            max_retries=0,
+            http_client=anthropic.DefaultHttpxClient(
+                limits=limits, timeout=settings.judge_timeout_s
+            ),
+        )
+
+    def model_for(self, tier: JudgeTier) -> str:
+        """The model that answers ``tier``: cheap for the Wall, strong otherwise."""
+        return self._models[tier]
+
+    def evaluate(self, task: JudgeTask) -> JudgeVerdict:
+        """Score ``task.dimensions``; retries transient faults and one bad reply."""
+        model = self.model_for(task.tier)
+        tool = prompt.score_tool(task.dimensions, task.tier is JudgeTier.PAIRWISE)
+        messages = prompt.initial_messages(task)
+        usage, calls = TokenUsage(), 0
+        for correction in (False, True):
+            reply, made = self._create(model, tool, messages)
+            usage, calls = usage + usage_of(reply), calls + made
+            try:
+                scores = parse_scores(reply, task.dimensions)
+            except JudgeOutputError as exc:
+                if correction:
+                    raise JudgeOutputError(
+                        f"{model}: no valid verdict after a corrective retry: {exc}"
+                    ) from exc
+                messages = prompt.corrective_messages(task, reply.content, str(exc))
+                continue
+            return JudgeVerdict(
+                model=model,
+                scores=scores,
+                usage=usage,
+                cost_usd=self._prices[model].cost(usage),
+                calls=calls,
+            )
+        raise AssertionError("unreachable")  # pragma: no cover
+
+    def _create(
+        self,
+        model: str,
+        tool: anthropic.types.ToolParam,
+        messages: list[anthropic.types.MessageParam],
+    ) -> tuple[Message, int]:
+        """One logical call under the retry policy, with the HTTP calls it took."""
+        made = 0
+        choice: anthropic.types.ToolChoiceToolParam = {"type": "tool", "name": prompt.TOOL_NAME}
+
+        def once() -> Message:
+            nonlocal made
+            made += 1
+            return self._client.messages.create(
+                model=model,
+                max_tokens=self._settings.judge_max_tokens,
+                system=prompt.system_blocks(),
+                tools=[tool],
+                tool_choice=choice,
+                messages=messages,
+                # SDK 1.x+ dropped sampling keywords from the signature; the API takes it.
+                extra_body={"temperature": self._settings.judge_temperature},
+            )
+
+        return call_with_retry(self._policy, once), made
+
+    def close(self) -> None:
+        """Close the HTTP connection pool."""
+        self._client.close()
+
+    def __enter__(self) -> AnthropicJudge:
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self.close()

@@ -1,0 +1,41 @@
+"""Pick the judge backend once, at boot, and say why."""
+
+from __future__ import annotations
+
+import logging
+
+from workers.errors import ConfigurationError
+from workers.judges.base import Judge
+from workers.judges.retry import RetryPolicy
+from workers.settings import JudgeBackend, Settings
+
+log = logging.getLogger("windags.judges")
+
+
+def build_judge(settings: Settings, policy: RetryPolicy | None = None) -> Judge:
+    """The Anthropic judge when asked for or when ``auto`` finds a key; else the built-in.
+
+    Raises:
+        ConfigurationError: ``anthropic`` was asked for but no API key is set.
+    """
+    key = settings.anthropic_api_key
+    backend, has_key = settings.judge_backend, key is not None and bool(key.get_secret_value())
+    if backend is JudgeBackend.ANTHROPIC and not has_key:
+        raise ConfigurationError("judge_backend=anthropic needs anthropic_api_key")
+    if backend is JudgeBackend.ANTHROPIC or (backend is JudgeBackend.AUTO and has_key):
+        from workers.judges.anthropic_judge import AnthropicJudge
+
+        why = "configured" if backend is JudgeBackend.ANTHROPIC else "auto: an API key is set"
+        log.info(
+            "judge backend: anthropic (%s; wall=%s, ceiling=%s)",
+            why,
+            settings.stage1_model,
+            settings.stage2_model,
+        )
+        return AnthropicJudge(settings, policy)
+    from workers.judges.builtin import BuiltinJudge
+
+    why = "configured" if backend is JudgeBackend.BUILTIN else "auto: no API key set"
+    log.info("judge backend: builtin (%s)", why)
+    judge: Judge = BuiltinJudge()
+    return judge

@@ -1,0 +1,270 @@
+"""Measurable properties of an output that the built-in judge scores from.
+
+Each function returns ``(score, notes)``: a 0..1 score and the observations behind it,
+so that every score the built-in judge gives carries its justification.
+"""
+
+from __future__ import annotations
+
+import ast
+import json
+import re
+from collections.abc import Callable
+from typing import Any
+
+import sqlglot
+import sqlglot.errors
+from sqlglot import exp
+
+from schemas.request import NodeOutput, OutputKind
+from workers.evaluate.findings import sentences, words
+
+Measure = tuple[float, list[str]]
+
+_INJECTION = re.compile(
+    r"ignore (?:all |the |any )?(?:previous |prior |above )?(?:instructions|rubric|rules)|"
+    r"(?:score|rate|grade) (?:this|me|it)? ?(?:as )?(?:1\.0|10/10|100%|perfect)|"
+    r"you are (?:now )?(?:the|an?) (?:evaluator|judge|grader)|system prompt|"
+    r"disregard (?:the |your )?(?:rubric|instructions)",
+    re.I,
+)
+_TRUNCATED_END = re.compile(r"[A-Za-z,;:(\-]$")
+_COUNTED = re.compile(
+    r"\b(\d{1,2}|two|three|four|five|six|seven|eight|nine|ten)\s+"
+    r"(?:\w+\s+)?(recommendations|steps|items|examples|reasons|points|"
+    r"sections|options|tips|questions)\b",
+    re.I,
+)
+_NUMBER_WORDS = {
+    "two": 2,
+    "three": 3,
+    "four": 4,
+    "five": 5,
+    "six": 6,
+    "seven": 7,
+    "eight": 8,
+    "nine": 9,
+    "ten": 10,
+}
+_LIST_ITEM = re.compile(r"^\s*(?:[-*+]|\d+[.)])\s+\S", re.M)
+_STOPWORDS = set(
+    "a an the and or of to in on for with by from is are be as at it this that these those "
+    "write create generate produce make give provide return list your you should must into "
+    "about which what how when where who whose than then also each all any some using use "
+    "function functions code script query json document output file program python sql "
+    "markdown text one two three four five six seven eight nine ten write draft summarise "
+    "summarize assess design optimise optimize describe explain announce announcing "
+    "implement build compose prepare review analyse analyze compare propose email".split()
+)
+
+
+def injection_attempts(content: str) -> int:
+    """How many times the output tries to instruct its judge."""
+    return len(_INJECTION.findall(content))
+
+
+def correctness(output: NodeOutput) -> Measure:
+    """Defects that make an output wrong for its kind."""
+    return _CORRECTNESS[output.kind](output.content)
+
+
+def _python_correctness(content: str) -> Measure:
+    tree = ast.parse(content)
+    notes: list[str] = []
+    penalty = 0.0
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ExceptHandler) and node.type is None:
+            penalty, notes = penalty + 0.2, [*notes, f"bare except at line {node.lineno}"]
+        elif (
+            isinstance(node, ast.Compare)
+            and any(isinstance(op, ast.Eq | ast.NotEq) for op in node.ops)
+            and any(isinstance(c, ast.Constant) and c.value is None for c in node.comparators)
+        ):
+            penalty, notes = (
+                penalty + 0.1,
+                [*notes, f"comparison with None by == at line {node.lineno}"],
+            )
+        elif isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef) and any(
+            isinstance(d, ast.List | ast.Dict | ast.Set) for d in node.args.defaults
+        ):
+            penalty, notes = penalty + 0.15, [*notes, f"mutable default argument in {node.name}"]
+        elif (
+            isinstance(node, ast.Call)
+            and isinstance(node.func, ast.Name)
+            and node.func.id in ("eval", "exec")
+        ):
+            penalty, notes = penalty + 0.25, [*notes, f"{node.func.id}() at line {node.lineno}"]
+    notes = notes[:6] or ["no bare excepts, None comparisons, mutable defaults or eval found"]
+    return max(0.0, 0.95 - penalty), notes
+
+
+def _sql_correctness(content: str) -> Measure:
+    notes: list[str] = []
+    penalty = 0.0
+    try:
+        statements = [s for s in sqlglot.parse(content) if s is not None]
+    except (sqlglot.errors.SqlglotError, RecursionError):
+        return 0.5, ["the statement could not be analysed"]
+    for statement in statements:
+        if isinstance(statement, exp.Delete | exp.Update) and statement.args.get("where") is None:
+            penalty, notes = penalty + 0.5, [*notes, f"{statement.key.upper()} without WHERE"]
+        for select in statement.find_all(exp.Select):
+            if any(isinstance(e, exp.Star) for e in select.expressions):
+                penalty, notes = penalty + 0.15, [*notes, "SELECT * instead of named columns"]
+            if select.args.get("order") is not None and select.args.get("limit") is None:
+                penalty, notes = penalty + 0.1, [*notes, "ORDER BY without LIMIT"]
+            joins = select.args.get("joins") or []
+            if any(j.args.get("on") is None and j.args.get("using") is None for j in joins) and (
+                select.args.get("where") is None
+            ):
+                penalty, notes = penalty + 0.3, [*notes, "join without a condition (cartesian)"]
+    return max(0.0, 0.95 - penalty), notes[:6] or ["named columns, bounded, joined on keys"]
+
+
+def _json_correctness(content: str) -> Measure:
+    document = json.loads(content)
+    mixed = [path for path, items in _arrays(document, "$") if len({type(i) for i in items}) > 1]
+    if mixed:
+        return 0.75, [f"arrays mixing element types: {', '.join(mixed[:3])}"]
+    return 0.92, ["valid JSON with uniformly typed arrays"]
+
+
+def _prose_correctness(content: str) -> Measure:
+    tokens = words(content)
+    absolutes = sum(1 for w in tokens if w in ("always", "never", "guaranteed", "impossible"))
+    density = absolutes / max(1, len(tokens))
+    if density > 0.02:
+        return 0.7, [
+            f"{absolutes} absolute claims (always/never/guaranteed) in {len(tokens)} words"
+        ]
+    return 0.9, ["claims are hedged where they should be; no absolute overstatements"]
+
+
+_CORRECTNESS: dict[OutputKind, Callable[[str], Measure]] = {
+    OutputKind.PYTHON: _python_correctness,
+    OutputKind.SQL: _sql_correctness,
+    OutputKind.JSON: _json_correctness,
+    OutputKind.TEXT: _prose_correctness,
+    OutputKind.MARKDOWN: _prose_correctness,
+}
+
+
+def completeness(output: NodeOutput, task: str | None) -> Measure:
+    """Asked-for items present, nothing truncated, no empty sections."""
+    notes: list[str] = []
+    score = 0.92
+    content = output.content.rstrip()
+    if output.kind in (OutputKind.TEXT, OutputKind.MARKDOWN) and _TRUNCATED_END.search(content):
+        score, notes = score - 0.25, [*notes, "ends mid-sentence (truncated?)"]
+    if output.kind is OutputKind.MARKDOWN:
+        empty = _empty_sections(content)
+        if empty:
+            score, notes = (
+                score - min(0.4, 0.15 * len(empty)),
+                [*notes, f"empty sections: {', '.join(empty[:3])}"],
+            )
+    wanted = _asked_count(task)
+    if wanted is not None:
+        noun, count = wanted
+        have = len(_LIST_ITEM.findall(content))
+        if have < count:
+            score = min(score, 0.35 + 0.5 * have / count)
+            notes.append(f"only {have} of {count} requested {noun} provided")
+        else:
+            notes.append(f"all {count} requested {noun} provided")
+    return max(0.0, score), notes or ["no truncation, empty sections or missing requested items"]
+
+
+def _asked_count(task: str | None) -> tuple[str, int] | None:
+    if not task:
+        return None
+    match = _COUNTED.search(task)
+    if match is None:
+        return None
+    raw = match.group(1).lower()
+    return match.group(2).lower(), _NUMBER_WORDS.get(raw) or int(raw)
+
+
+def _empty_sections(content: str) -> list[str]:
+    """Headings with no body: followed directly by a heading of the same or higher level."""
+    lines = [ln.strip() for ln in content.splitlines() if ln.strip()]
+    empty = []
+    for index, line in enumerate(lines):
+        level = _heading_level(line)
+        if level == 0:
+            continue
+        following = lines[index + 1] if index + 1 < len(lines) else None
+        if following is None or 0 < _heading_level(following) <= level:
+            empty.append(line.lstrip("# "))
+    return empty
+
+
+def _heading_level(line: str) -> int:
+    return len(line) - len(line.lstrip("#")) if line.startswith("#") else 0
+
+
+def clarity(output: NodeOutput) -> Measure:
+    """Readability: sentence length, structure, naming and line lengths."""
+    if output.kind is OutputKind.PYTHON:
+        return _python_clarity(output.content)
+    if output.kind in (OutputKind.JSON, OutputKind.SQL):
+        long_lines = sum(1 for ln in output.content.splitlines() if len(ln) > 160)
+        if long_lines:
+            return 0.75, [f"{long_lines} line(s) longer than 160 characters"]
+        return 0.9, ["lines are short and the structure is laid out"]
+    lengths = [len(s.split()) for s in sentences(output.content)]
+    mean = sum(lengths) / max(1, len(lengths))
+    notes = [f"mean sentence length {mean:.0f} words"]
+    score = 0.9 if mean <= 25 else max(0.45, 0.9 - (mean - 25) * 0.02)
+    if output.kind is OutputKind.MARKDOWN and "#" not in output.content:
+        score, notes = score - 0.1, [*notes, "no headings"]
+    return score, notes
+
+
+def _python_clarity(content: str) -> Measure:
+    tree = ast.parse(content)
+    functions = [n for n in ast.walk(tree) if isinstance(n, ast.FunctionDef | ast.AsyncFunctionDef)]
+    notes: list[str] = []
+    score = 0.92
+    long = [f.name for f in functions if (f.end_lineno or f.lineno) - f.lineno > 60]
+    if long:
+        score, notes = score - 0.15, [*notes, f"long functions: {', '.join(long[:3])}"]
+    documented = sum(1 for f in functions if ast.get_docstring(f))
+    if functions and documented == 0 and len(functions) > 1:
+        score, notes = score - 0.1, [*notes, "no function has a docstring"]
+    short_names = [f.name for f in functions if len(f.name) <= 1]
+    if short_names:
+        score, notes = score - 0.1, [*notes, "one-letter function names"]
+    return score, notes or [f"{len(functions)} function(s), short, named and documented"]
+
+
+def relevance(output: NodeOutput, task: str | None) -> Measure:
+    """How much of the task's vocabulary the output takes up."""
+    if not task:
+        return 0.85, ["no task given: relevance judged on coherence alone"]
+    wanted = {w for w in words(task) if len(w) > 2 and w not in _STOPWORDS and not w.isdigit()}
+    if not wanted:
+        return 0.85, ["the task has no content words to match"]
+    have = set(words(output.content.replace("_", " ")))
+    stems = {w[:5] for w in have}
+    hit = {w for w in wanted if w in have or w[:5] in stems}
+    recall = len(hit) / len(wanted)
+    missing = sorted(wanted - hit)[:5]
+    note = f"covers {len(hit)} of {len(wanted)} task terms"
+    return min(0.95, 0.3 + 1.25 * recall), [
+        note + (f"; missing {', '.join(missing)}" if missing else "")
+    ]
+
+
+def _arrays(node: Any, path: str, depth: int = 0) -> list[tuple[str, list[Any]]]:
+    if depth > 40:
+        return []
+    found: list[tuple[str, list[Any]]] = []
+    if isinstance(node, list):
+        found.append((path, node))
+        for i, item in enumerate(node[:200]):
+            found.extend(_arrays(item, f"{path}[{i}]", depth + 1))
+    elif isinstance(node, dict):
+        for key, value in node.items():
+            found.extend(_arrays(value, f"{path}.{key}", depth + 1))
+    return found

@@ -1,0 +1,84 @@
+"""What each DAG's reviews cost, kept in Redis so every worker sees one total.
+
+Charging is idempotent per review key: a redelivered task that charges again for the
+same review does not count twice (claim with SET NX and add, atomically in one script).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import redis
+
+_CHARGE = """
+if redis.call('SET', KEYS[2], ARGV[1], 'NX', 'EX', ARGV[2]) then
+  local total = redis.call('INCRBYFLOAT', KEYS[1], ARGV[1])
+  redis.call('EXPIRE', KEYS[1], ARGV[2])
+  return {1, total}
+end
+return {0, redis.call('GET', KEYS[1]) or '0'}
+"""
+
+DEFAULT_TTL_S = 8 * 24 * 3600
+"""Ledger keys outlive the results stream's retention window."""
+
+
+def _as_float(raw: Any) -> float:
+    if raw is None:
+        return 0.0
+    return float(raw.decode() if isinstance(raw, bytes) else raw)
+
+
+class CostLedger:
+    """Per-DAG review spend in USD.
+
+    Args:
+        client: the Redis connection (pool) to use.
+        key_prefix: prefix of every key written (``<prefix>:cost:<dag_id>``).
+        ttl_s: expiry of ledger keys, refreshed on every charge.
+    """
+
+    def __init__(self, client: redis.Redis, key_prefix: str, ttl_s: int = DEFAULT_TTL_S) -> None:
+        if ttl_s < 1:
+            raise ValueError("ttl_s must be at least 1 second")
+        self._redis = client
+        self._prefix = key_prefix
+        self._ttl_s = ttl_s
+        self._charge = client.register_script(_CHARGE)
+
+    def cost_key(self, dag_id: str) -> str:
+        """The key holding ``dag_id``'s total."""
+        return f"{self._prefix}:cost:{dag_id}"
+
+    def charged_key(self, review_key: str) -> str:
+        """The key that marks ``review_key`` as already charged."""
+        return f"{self._prefix}:charged:{review_key}"
+
+    def add(self, dag_id: str, usd: float) -> float:
+        """Add ``usd`` unconditionally; the new total."""
+        _check_amount(usd)
+        pipe = self._redis.pipeline(transaction=True)
+        pipe.incrbyfloat(self.cost_key(dag_id), usd)
+        pipe.expire(self.cost_key(dag_id), self._ttl_s)
+        total, _ = pipe.execute()
+        return _as_float(total)
+
+    def charge(self, dag_id: str, review_key: str, usd: float) -> tuple[bool, float]:
+        """Add ``usd`` once per ``review_key``; (charged now, the total)."""
+        _check_amount(usd)
+        keys = [self.cost_key(dag_id), self.charged_key(review_key)]
+        charged, total = self._charge(keys=keys, args=[repr(float(usd)), self._ttl_s])
+        return bool(charged), _as_float(total)
+
+    def total(self, dag_id: str) -> float:
+        """What ``dag_id``'s reviews have cost so far."""
+        return _as_float(self._redis.get(self.cost_key(dag_id)))
+
+    def has_budget(self, dag_id: str, budget_usd: float | None) -> bool:
+        """Whether ``dag_id`` may spend more; no budget means yes."""
+        return budget_usd is None or self.total(dag_id) < budget_usd
+
+
+def _check_amount(usd: float) -> None:
+    if not usd >= 0 or usd == float("inf"):
+        raise ValueError(f"a charge must be a finite, non-negative USD amount, got {usd!r}")

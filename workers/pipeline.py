@@ -1,0 +1,30 @@
+"""The whole two-stage review in one process: what ``windags-eval review`` runs.
+
+The fleet runs the same steps, one queue hop apart.
+"""
+
+from __future__ import annotations
+
+from schemas.judging import ModelPrice
+from schemas.request import ReviewRequest
+from schemas.result import ReviewResult
+from workers.evaluate import decide_escalation, finalize, run_stage1
+from workers.judges.base import Judge
+from workers.judges.ceiling import run_ceiling
+
+
+def review(
+    request: ReviewRequest,
+    judge: Judge,
+    *,
+    stage2_price: ModelPrice,
+    budget_left: bool = True,
+    trace_id: str | None = None,
+) -> ReviewResult:
+    """Stage 1, the escalation decision, Stage 2 when warranted, then the verdict."""
+    report = run_stage1(request)
+    escalation = decide_escalation(
+        request, stage2_price=stage2_price, stage1=report.stage1, budget_left=budget_left
+    )
+    stage2 = run_ceiling(request, report, judge) if escalation.escalate else None
+    return finalize(request, report, escalation, stage2, trace_id=trace_id)

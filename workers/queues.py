@@ -1,0 +1,31 @@
+"""Queue and task names: the one place routing is spelled."""
+
+from __future__ import annotations
+
+from enum import StrEnum
+
+
+class Queue(StrEnum):
+    """The three worker kinds, each scaled on its own."""
+
+    STAGE1 = "stage1"
+    """Floor + Wall on every node (cheap, fast)."""
+    ROUTER = "router"
+    """The escalation decision (pure arithmetic)."""
+    STAGE2 = "stage2"
+    """The Ceiling (expensive model calls)."""
+
+
+class TaskName(StrEnum):
+    """Celery task names; routed by ``TASK_ROUTES``."""
+
+    STAGE1 = "windags.review.stage1"
+    ROUTER = "windags.review.router"
+    STAGE2 = "windags.review.stage2"
+
+
+TASK_ROUTES: dict[str, dict[str, str]] = {
+    TaskName.STAGE1.value: {"queue": Queue.STAGE1.value},
+    TaskName.ROUTER.value: {"queue": Queue.ROUTER.value},
+    TaskName.STAGE2.value: {"queue": Queue.STAGE2.value},
+}

@@ -1,0 +1,122 @@
+"""The one settings object, read from ``WINDAGS_*`` environment variables at boot.
+
+Time limits must nest, or the broker redelivers tasks that are still running:
+judge timeout x attempts < soft limit < hard limit < visibility timeout. ``Settings``
+refuses to build when they do not.
+"""
+
+from __future__ import annotations
+
+from enum import StrEnum
+from typing import Self
+
+from pydantic import Field, SecretStr, model_validator
+from pydantic_settings import BaseSettings, SettingsConfigDict
+
+from schemas.judging import ModelPrice
+from workers.errors import ConfigurationError
+
+
+class JudgeBackend(StrEnum):
+    """Which judge scores the Ceiling (and the judged parts of the Wall)."""
+
+    AUTO = "auto"
+    """Anthropic when an API key is set, else the built-in judge."""
+    BUILTIN = "builtin"
+    ANTHROPIC = "anthropic"
+
+
+DEFAULT_PRICING: dict[str, ModelPrice] = {
+    "claude-haiku-4-5": ModelPrice(
+        input_per_mtok=1.0, output_per_mtok=5.0, cache_read_per_mtok=0.1, cache_write_per_mtok=1.25
+    ),
+    "claude-sonnet-4-5": ModelPrice(
+        input_per_mtok=3.0, output_per_mtok=15.0, cache_read_per_mtok=0.3, cache_write_per_mtok=3.75
+    ),
+}
+
+
+class Settings(BaseSettings):
+    """Everything an operator can set. Units are in the names."""
+
+    model_config = SettingsConfigDict(env_prefix="WINDAGS_", extra="ignore", frozen=True)
+
+    redis_url: str = "redis://127.0.0.1:6379/0"
+    """Broker, streams and ledger."""
+    key_prefix: str = "windags"
+    """Prefix of every Redis key the fleet writes."""
+    stream_retention_s: int = Field(default=7 * 24 * 3600, ge=60)
+    """Results older than this are trimmed (MINID); longer than any tolerated consumer lag."""
+    dedup_ttl_s: int = Field(default=8 * 24 * 3600, ge=60)
+    """How long a published review key is remembered; longer than the retention window."""
+    max_output_chars: int = Field(default=200_000, ge=1)
+    """Outputs longer than this are refused with an ``oversized`` error."""
+    max_request_bytes: int = Field(default=1_000_000, ge=1)
+    """Raw requests larger than this are refused before parsing."""
+    max_task_tries: int = Field(default=3, ge=1)
+    """A review whose task dies this many times is dead-lettered."""
+
+    judge_backend: JudgeBackend = JudgeBackend.AUTO
+    anthropic_api_key: SecretStr | None = None
+    """Also read from ``ANTHROPIC_API_KEY`` by the CLI when unset here."""
+    anthropic_base_url: str | None = None
+    """Point the SDK at another Messages API server (tests, proxies)."""
+    stage1_model: str = "claude-haiku-4-5"
+    stage2_model: str = "claude-sonnet-4-5"
+    judge_max_tokens: int = Field(default=1024, ge=16)
+    judge_temperature: float = Field(default=0.0, ge=0.0, le=1.0)
+    judge_timeout_s: float = Field(default=30.0, gt=0)
+    """Per model call."""
+    judge_max_attempts: int = Field(default=3, ge=1, le=10)
+    """Model calls per judging task, first try included (one retry layer: tenacity)."""
+    judge_retry_budget_s: float = Field(default=90.0, gt=0)
+    """Total time a review may spend retrying model calls."""
+    pricing: dict[str, ModelPrice] = Field(default_factory=lambda: dict(DEFAULT_PRICING))
+    """USD per million tokens, by model."""
+    dag_budget_usd: float | None = Field(default=None, gt=0)
+    """When set, Stage 2 stops escalating a DAG whose review spend reached it."""
+
+    stage1_soft_limit_s: int = Field(default=60, ge=1)
+    stage1_hard_limit_s: int = Field(default=75, ge=2)
+    stage2_soft_limit_s: int = Field(default=300, ge=1)
+    stage2_hard_limit_s: int = Field(default=360, ge=2)
+    visibility_timeout_s: int = Field(default=900, ge=3)
+    """Redelivery delay of unacked tasks; above every hard limit."""
+
+    otel_enabled: bool = False
+    otel_endpoint: str | None = None
+    """OTLP/HTTP endpoint (``http://collector:4318``); console export when unset and enabled."""
+    otel_service_name: str = "windags-evaluator"
+
+    @model_validator(mode="after")
+    def _limits_nest(self) -> Self:
+        worst_judge_s = min(
+            self.judge_timeout_s * self.judge_max_attempts,
+            self.judge_retry_budget_s + self.judge_timeout_s,
+        )
+        for stage, soft, hard in (
+            ("stage1", self.stage1_soft_limit_s, self.stage1_hard_limit_s),
+            ("stage2", self.stage2_soft_limit_s, self.stage2_hard_limit_s),
+        ):
+            if not soft < hard < self.visibility_timeout_s:
+                raise ConfigurationError(
+                    f"{stage}: need soft limit ({soft}s) < hard limit ({hard}s) "
+                    f"< visibility timeout ({self.visibility_timeout_s}s)"
+                )
+        if worst_judge_s >= self.stage2_soft_limit_s:
+            raise ConfigurationError(
+                f"judge calls may take {worst_judge_s:.0f}s, not below the stage2 soft limit "
+                f"({self.stage2_soft_limit_s}s): lower judge_timeout_s or judge_max_attempts"
+            )
+        return self
+
+    def price_of(self, model: str) -> ModelPrice:
+        """The price of ``model``; unknown models are a configuration error."""
+        try:
+            return self.pricing[model]
+        except KeyError:
+            raise ConfigurationError(f"no price for model {model!r} in pricing") from None
+
+    def stream_key(self, dag_id: str) -> str:
+        """The results stream of one DAG."""
+        return f"{self.key_prefix}:results:{dag_id}"

@@ -1,0 +1,190 @@
+"""Publication of results on the per-DAG Redis stream: exactly one entry per review key.
+
+Celery delivers at least once, so the same review can finish twice (a redelivery after
+a worker died, a retry). The check-and-add runs as one Lua script: if the review key
+was already published the script returns the first entry's id and adds nothing. Streams
+are trimmed by age (MINID), never by a small count, which would delete entries no
+subscriber has read yet.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Final, cast
+
+import redis
+
+from schemas.result import ReviewError, ReviewResult
+from workers.errors import PublishError
+
+# KEYS: stream, dedup key. ARGV: retention ms, dedup ttl s, then field/value pairs.
+_PUBLISH_ONCE: Final = """
+local existing = redis.call('GET', KEYS[2])
+if existing then return {0, existing} end
+local now = redis.call('TIME')
+local now_ms = tonumber(now[1]) * 1000 + math.floor(tonumber(now[2]) / 1000)
+local minid = tostring(math.max(0, now_ms - tonumber(ARGV[1]))) .. '-0'
+local id = redis.call('XADD', KEYS[1], 'MINID', '~', minid, '*', unpack(ARGV, 3))
+redis.call('SET', KEYS[2], id, 'EX', tonumber(ARGV[2]))
+return {1, id}
+"""
+
+
+class EntryKind:
+    """The ``kind`` field of a stream entry."""
+
+    RESULT: Final = "result"
+    ERROR: Final = "error"
+
+
+@dataclass(frozen=True, slots=True)
+class Published:
+    """Where a result went, and whether this call added it."""
+
+    entry_id: str
+    added: bool
+
+
+class ResultStream:
+    """Writes results and error entries; one instance per process, thread-safe."""
+
+    def __init__(
+        self,
+        client: redis.Redis,
+        *,
+        key_prefix: str,
+        retention_s: int,
+        dedup_ttl_s: int,
+    ) -> None:
+        self._redis = client
+        self._prefix = key_prefix
+        self._retention_ms = retention_s * 1000
+        self._dedup_ttl_s = dedup_ttl_s
+        self._script = client.register_script(_PUBLISH_ONCE)
+
+    def stream_key(self, dag_id: str) -> str:
+        """The results stream of one DAG."""
+        return f"{self._prefix}:results:{dag_id}"
+
+    @property
+    def unroutable_key(self) -> str:
+        """Error entries for requests whose DAG could not be read."""
+        return f"{self._prefix}:results:_unroutable"
+
+    @property
+    def dead_letter_key(self) -> str:
+        """Requests given up on, with their raw bodies, for an operator to inspect."""
+        return f"{self._prefix}:deadletter"
+
+    def dedup_key(self, review_key: str) -> str:
+        """Remembers that ``review_key`` reached its stream."""
+        return f"{self._prefix}:published:{review_key}"
+
+    def is_published(self, review_key: str) -> bool:
+        """Whether a result or error for ``review_key`` is already on its stream."""
+        return bool(self._redis.exists(self.dedup_key(review_key)))
+
+    def publish_result(self, result: ReviewResult, *, traceparent: str | None = None) -> Published:
+        """Add ``result`` to its DAG's stream unless its review key is already there."""
+        review_key = f"{result.dag_id}:{result.node_id}:{result.attempt}"
+        return self._publish(
+            self.stream_key(result.dag_id),
+            review_key,
+            EntryKind.RESULT,
+            result.model_dump_json(by_alias=True),
+            traceparent,
+        )
+
+    def publish_error(
+        self,
+        error: ReviewError,
+        *,
+        review_key: str,
+        raw: str | None = None,
+        dead_letter: bool = False,
+    ) -> Published:
+        """Add an error entry, to the DAG's stream when known; optionally dead-letter it."""
+        stream = self.stream_key(error.dag_id) if error.dag_id else self.unroutable_key
+        published = self._publish(
+            stream, review_key, EntryKind.ERROR, error.model_dump_json(), None
+        )
+        if dead_letter and published.added:
+            self._redis.xadd(
+                self.dead_letter_key,
+                {
+                    "review_key": review_key,
+                    "error": error.model_dump_json(),
+                    "raw": (raw or "")[:100_000],
+                },
+                maxlen=100_000,
+                approximate=True,
+            )
+        return published
+
+    def _publish(
+        self, stream: str, review_key: str, kind: str, payload: str, traceparent: str | None
+    ) -> Published:
+        fields = ["kind", kind, "review_key", review_key, "payload", payload]
+        if traceparent:
+            fields += ["traceparent", traceparent]
+        try:
+            added, entry_id = self._script(
+                keys=[stream, self.dedup_key(review_key)],
+                args=[self._retention_ms, self._dedup_ttl_s, *fields],
+            )
+        except redis.RedisError as exc:
+            raise PublishError(f"could not publish {review_key} to {stream}: {exc}") from exc
+        return Published(entry_id=_text(entry_id), added=bool(added))
+
+
+def parse_entry(fields: dict[bytes, bytes] | dict[str, str]) -> ReviewResult | ReviewError:
+    """Decode one stream entry's fields into its typed payload."""
+    decoded = {_text(k): _text(v) for k, v in fields.items()}
+    payload = decoded.get("payload", "")
+    if decoded.get("kind") == EntryKind.ERROR:
+        return ReviewError.model_validate_json(payload)
+    return ReviewResult.model_validate_json(payload)
+
+
+def entry_fields(fields: dict[bytes, bytes] | dict[str, str]) -> dict[str, str]:
+    """The entry's fields as text."""
+    return {_text(k): _text(v) for k, v in fields.items()}
+
+
+def _text(value: bytes | str | int) -> str:
+    if isinstance(value, bytes):
+        return value.decode()
+    return str(value)
+
+
+@dataclass(frozen=True, slots=True)
+class StreamEntry:
+    """One decoded entry of a results stream."""
+
+    entry_id: str
+    fields: dict[str, str]
+    payload: ReviewResult | ReviewError
+
+
+_RawEntry = tuple[bytes | str, dict[bytes, bytes]]
+
+
+def read_after(
+    client: redis.Redis, stream: str, last_id: str, *, count: int = 100, block_ms: int | None = None
+) -> list[StreamEntry]:
+    """Entries after ``last_id`` (``$`` for only new ones), blocking up to ``block_ms``."""
+    reply = cast(
+        list[tuple[bytes, list[_RawEntry]]],
+        client.xread({stream: last_id}, count=count, block=block_ms) or [],
+    )
+    return [_decoded(entry) for _, items in reply for entry in items]
+
+
+def read_all(client: redis.Redis, stream: str) -> list[StreamEntry]:
+    """Every entry of ``stream``, oldest first."""
+    return [_decoded(entry) for entry in cast(list[_RawEntry], client.xrange(stream))]
+
+
+def _decoded(entry: _RawEntry) -> StreamEntry:
+    entry_id, fields = entry
+    return StreamEntry(_text(entry_id), entry_fields(fields), parse_entry(fields))

@@ -1,0 +1,129 @@
+"""Reading a DAG's results through a consumer group: at least once, nothing stranded.
+
+A consumer first drains its own pending entries (left from before a crash), then reads
+new ones; every so often it claims entries another consumer has held too long
+(XAUTOCLAIM), so a dead subscriber's results still get processed by the group.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from typing import cast
+
+import redis
+
+from schemas.result import ReviewError, ReviewResult
+from workers.stream import entry_fields, parse_entry
+
+_Entry = tuple[bytes, dict[bytes, bytes]]
+
+
+@dataclass(frozen=True, slots=True)
+class Delivery:
+    """One stream entry handed to a consumer; ``ack`` it once handled."""
+
+    entry_id: str
+    review_key: str
+    payload: ReviewResult | ReviewError
+    traceparent: str | None
+    _subscription: Subscription = field(repr=False)
+
+    def ack(self) -> None:
+        """Mark the entry handled for the group."""
+        self._subscription.ack(self.entry_id)
+
+
+class Subscription:
+    """A consumer in a group on one DAG's results stream."""
+
+    def __init__(
+        self,
+        client: redis.Redis,
+        stream: str,
+        *,
+        group: str,
+        consumer: str,
+        claim_idle_ms: int = 30_000,
+        block_ms: int = 1000,
+        batch: int = 50,
+    ) -> None:
+        self._redis = client
+        self.stream = stream
+        self.group = group
+        self.consumer = consumer
+        self._claim_idle_ms = claim_idle_ms
+        self._block_ms = block_ms
+        self._batch = batch
+        self._drained_own = False
+        self._ensure_group()
+
+    def _ensure_group(self) -> None:
+        try:
+            self._redis.xgroup_create(self.stream, self.group, id="0", mkstream=True)
+        except redis.ResponseError as exc:
+            if "BUSYGROUP" not in str(exc):
+                raise
+
+    def ack(self, entry_id: str) -> None:
+        """Acknowledge one entry."""
+        self._redis.xack(self.stream, self.group, entry_id)
+
+    def poll(self) -> list[Delivery]:
+        """One round: own pending entries first, then stale ones of others, then new ones."""
+        if not self._drained_own:
+            own = self._read("0")
+            if own:
+                return own
+            self._drained_own = True
+        claimed = self._claim()
+        if claimed:
+            return claimed
+        return self._read(">")
+
+    def __iter__(self) -> Iterator[Delivery]:
+        while True:
+            yield from self.poll()
+
+    def _read(self, start: str) -> list[Delivery]:
+        reply = self._redis.xreadgroup(
+            self.group,
+            self.consumer,
+            {self.stream: start},
+            count=self._batch,
+            block=None if start == "0" else self._block_ms,
+        )
+        streams = cast(list[tuple[bytes, list[_Entry]]], reply or [])
+        entries = [item for _, items in streams for item in items]
+        return [self._delivery(entry_id, fields) for entry_id, fields in entries if fields]
+
+    def _claim(self) -> list[Delivery]:
+        reply = self._redis.xautoclaim(
+            self.stream,
+            self.group,
+            self.consumer,
+            min_idle_time=self._claim_idle_ms,
+            start_id="0-0",
+            count=self._batch,
+        )
+        entries = cast(list[_Entry], reply[1] if reply else [])
+        return [self._delivery(entry_id, fields) for entry_id, fields in entries if fields]
+
+    def _delivery(self, entry_id: bytes | str, fields: dict[bytes, bytes]) -> Delivery:
+        text = entry_fields(fields)
+        return Delivery(
+            entry_id=entry_id.decode() if isinstance(entry_id, bytes) else entry_id,
+            review_key=text.get("review_key", ""),
+            payload=parse_entry(fields),
+            traceparent=text.get("traceparent"),
+            _subscription=self,
+        )
+
+    def lag(self) -> int | None:
+        """Entries the group has not yet been delivered (Redis >= 7), for alerting."""
+        for info in self._redis.xinfo_groups(self.stream):
+            name = info.get("name")
+            if (name.decode() if isinstance(name, bytes) else name) == self.group:
+                lag = info.get("lag")
+                return int(lag) if lag is not None else None
+        return None

@@ -1,0 +1,39 @@
+"""Our own delivery counter per review and stage.
+
+Redis keeps none, so a task that kills its worker every time would otherwise be
+redelivered forever.
+"""
+
+from __future__ import annotations
+
+import hashlib
+
+import redis
+
+
+class TryCounter:
+    """Counts executions of one stage of one review across redeliveries and retries."""
+
+    def __init__(self, client: redis.Redis, key_prefix: str, *, ttl_s: int) -> None:
+        self._redis = client
+        self._prefix = key_prefix
+        self._ttl_s = ttl_s
+
+    def key(self, stage: str, identity: str) -> str:
+        """The counter of ``identity`` (a review key, or a digest of an unreadable body)."""
+        return f"{self._prefix}:tries:{stage}:{identity}"
+
+    def bump(self, stage: str, identity: str) -> int:
+        """Count one more execution; returns the count including this one."""
+        key = self.key(stage, identity)
+        pipe = self._redis.pipeline()
+        pipe.incr(key)
+        pipe.expire(key, self._ttl_s)
+        count, _ = pipe.execute()
+        return int(count)
+
+
+def digest(raw: str | bytes) -> str:
+    """A stable identity for a request body that has no readable review key."""
+    data = raw.encode("utf-8", "surrogatepass") if isinstance(raw, str) else raw
+    return "sha256-" + hashlib.sha256(data).hexdigest()[:32]
