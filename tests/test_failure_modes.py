@@ -1,4 +1,4 @@
-"""The seed's failure modes, shown not to happen: envelope, rubber stamp, cascade, bias, collapse."""
+"""The seed's failure modes shown not to happen: envelope, stamp, cascade, bias, collapse."""
 
 from __future__ import annotations
 

@@ -263,7 +263,7 @@ def test_result_with_unknown_escalation_reason_is_rejected() -> None:
     )
     wire = json.loads(result.model_dump_json())
     wire["escalation"]["reason"] = "vibes"
-    with pytest.raises(ValueError, match="escalation.reason"):
+    with pytest.raises(ValueError, match=r"escalation\.reason"):
         ReviewResult.model_validate_json(json.dumps(wire))
 
 

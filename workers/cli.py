@@ -52,6 +52,7 @@ def review(
     Exits 0 on a completed review whatever its verdict, 2 on an invalid request.
     """
     from workers.judges.factory import build_judge
+    from workers.judges.wall import stage1_judge
     from workers.pipeline import review as run_review
 
     settings = load_settings()
@@ -64,7 +65,12 @@ def review(
     except InvalidRequest as exc:
         raise _fail(f"invalid request: {exc}") from None
     judge = build_judge(settings)
-    result = run_review(request, judge, stage2_price=settings.price_of(settings.stage2_model))
+    result = run_review(
+        request,
+        judge,
+        stage2_price=settings.price_of(settings.stage2_model),
+        wall_judge=stage1_judge(judge),
+    )
     typer.echo(result.model_dump_json(indent=2))
 
 
@@ -170,3 +176,7 @@ def watch(
         raise _fail(f"redis at {settings.redis_url}: {exc}", 1) from None
     finally:
         client.close()
+
+
+if __name__ == "__main__":
+    main()

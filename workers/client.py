@@ -15,6 +15,7 @@ import redis
 from celery import Celery
 
 from schemas.request import ReviewRequest
+from workers import telemetry
 from workers.app import create_app
 from workers.deps import redis_client
 from workers.errors import BrokerUnavailableError
@@ -33,6 +34,8 @@ class ReviewClient:
         self.settings = settings
         self._app = app if app is not None else create_app(settings)
         self._redis = redis_client(settings, max_connections=8)
+        # The publisher must be instrumented too, or each review starts a new trace.
+        telemetry.setup(settings)
 
     def submit(self, request: ReviewRequest | dict[str, Any]) -> str:
         """Enqueue one review; returns its review key (``dag_id:node_id:attempt``)."""
@@ -45,18 +48,19 @@ class ReviewClient:
         try:
             with self._app.producer_or_acquire() as producer:
                 for request in validated:
-                    self._app.send_task(
-                        TaskName.STAGE1.value,
-                        args=[encode_request(request)],
-                        producer=producer,
-                        retry=True,
-                        retry_policy={
-                            "max_retries": 2,
-                            "interval_start": 0.2,
-                            "interval_step": 0.5,
-                            "interval_max": 1.0,
-                        },
-                    )
+                    with telemetry.submit_span(request):
+                        self._app.send_task(
+                            TaskName.STAGE1.value,
+                            args=[encode_request(request)],
+                            producer=producer,
+                            retry=True,
+                            retry_policy={
+                                "max_retries": 2,
+                                "interval_start": 0.2,
+                                "interval_step": 0.5,
+                                "interval_max": 1.0,
+                            },
+                        )
                     keys.append(request.review_key)
         except _BROKER_FAULTS as exc:
             raise BrokerUnavailableError(

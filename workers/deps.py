@@ -10,8 +10,10 @@ from dataclasses import dataclass
 
 import redis
 
+from workers.evaluate.stages import WallJudge
 from workers.judges.base import Judge
 from workers.judges.factory import build_judge
+from workers.judges.wall import stage1_judge
 from workers.ledger import CostLedger
 from workers.settings import Settings
 from workers.stream import ResultStream
@@ -28,6 +30,8 @@ class Deps:
     judge: Judge
     ledger: CostLedger
     tries: TryCounter
+    wall_judge: WallJudge | None = None
+    """Stage 1's model judge; None for the built-in judge, whose Wall is the heuristics."""
 
 
 def redis_client(settings: Settings, *, max_connections: int = 64) -> redis.Redis:
@@ -47,6 +51,7 @@ def redis_client(settings: Settings, *, max_connections: int = 64) -> redis.Redi
 def build_deps(settings: Settings, *, judge: Judge | None = None) -> Deps:
     """Wire the real collaborators; ``judge`` overrides the configured backend."""
     client = redis_client(settings)
+    judge = judge if judge is not None else build_judge(settings)
     return Deps(
         settings=settings,
         redis=client,
@@ -56,7 +61,8 @@ def build_deps(settings: Settings, *, judge: Judge | None = None) -> Deps:
             retention_s=settings.stream_retention_s,
             dedup_ttl_s=settings.dedup_ttl_s,
         ),
-        judge=judge if judge is not None else build_judge(settings),
+        judge=judge,
         ledger=CostLedger(client, settings.key_prefix),
         tries=TryCounter(client, settings.key_prefix, ttl_s=settings.visibility_timeout_s * 4),
+        wall_judge=stage1_judge(judge),
     )

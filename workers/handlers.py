@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from schemas.hops import RoutedReview, Stage1Report, Stage2Report
 from schemas.request import ReviewRequest
 from schemas.result import ErrorCode, ReviewError, ReviewResult
+from workers import telemetry
 from workers.deps import Deps
 from workers.errors import InvalidRequest
 from workers.evaluate import decide_escalation, finalize, run_stage1
@@ -62,7 +63,8 @@ def handle_stage1(raw: str, deps: Deps, *, traceparent: str | None = None) -> Ou
             return None
         if deps.stream.is_published(request.review_key):
             return None
-        report = run_stage1(request)
+        report = run_stage1(request, wall_judge=deps.wall_judge)
+        telemetry.note_stage1(request, report)
         return Hop(TaskName.ROUTER, (encode_request(request), report.model_dump_json()))
 
     return _guarded(Queue.STAGE1, identity, raw, deps, work)
@@ -83,10 +85,13 @@ def handle_router(
             stage1=report.stage1,
             budget_left=deps.ledger.has_budget(request.dag_id, settings.dag_budget_usd),
         )
+        telemetry.note_escalation(request, escalation)
         if escalation.escalate:
             routed = RoutedReview(report=report, escalation=escalation)
             return Hop(TaskName.STAGE2, (request_json, routed.model_dump_json()))
-        publish(finalize(request, report, escalation, None), deps, traceparent=traceparent)
+        trace_id = telemetry.trace_id_of(traceparent)
+        result = finalize(request, report, escalation, None, trace_id=trace_id)
+        publish(result, deps, traceparent=traceparent)
         return None
 
     return _guarded(Queue.ROUTER, request.review_key, request_json, deps, work)
@@ -105,7 +110,9 @@ def handle_stage2(
         stage2 = _cached_ceiling(request, routed.report, deps)
         if stage2 is None:
             return RetryLater(5.0, "another worker holds this review's Stage 2 claim")
-        result = finalize(request, routed.report, routed.escalation, stage2)
+        telemetry.note_stage2(request, stage2)
+        trace_id = telemetry.trace_id_of(traceparent)
+        result = finalize(request, routed.report, routed.escalation, stage2, trace_id=trace_id)
         publish(result, deps, traceparent=traceparent)
         return None
 
@@ -115,6 +122,7 @@ def handle_stage2(
 def publish(result: ReviewResult, deps: Deps, *, traceparent: str | None = None) -> None:
     """Publish once, then charge the review's cost to its DAG once."""
     published = deps.stream.publish_result(result, traceparent=traceparent)
+    telemetry.note_published(result, added=published.added, entry_id=published.entry_id)
     if published.added:
         key = f"{result.dag_id}:{result.node_id}:{result.attempt}"
         deps.ledger.charge(result.dag_id, key, result.envelope.review_cost_usd)
@@ -128,11 +136,15 @@ def _cached_ceiling(
     cached = deps.redis.get(cache_key)
     if cached is not None:
         return Stage2Report.model_validate_json(cached)
+    # The claim only guards a judgement in progress; a crash releases it, a kill -9
+    # leaves it to expire (at the hard limit, before any redelivery can arrive).
     if not deps.redis.set(claim_key, "1", nx=True, ex=deps.settings.stage2_hard_limit_s):
         return None
-    stage2 = run_ceiling(request, report, deps.judge)
-    deps.redis.set(cache_key, stage2.model_dump_json(), ex=deps.settings.dedup_ttl_s)
-    deps.redis.delete(claim_key)
+    try:
+        stage2 = run_ceiling(request, report, deps.judge)
+        deps.redis.set(cache_key, stage2.model_dump_json(), ex=deps.settings.dedup_ttl_s)
+    finally:
+        deps.redis.delete(claim_key)
     return stage2
 
 

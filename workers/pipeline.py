@@ -9,6 +9,7 @@ from schemas.judging import ModelPrice
 from schemas.request import ReviewRequest
 from schemas.result import ReviewResult
 from workers.evaluate import decide_escalation, finalize, run_stage1
+from workers.evaluate.stages import WallJudge
 from workers.judges.base import Judge
 from workers.judges.ceiling import run_ceiling
 
@@ -20,9 +21,10 @@ def review(
     stage2_price: ModelPrice,
     budget_left: bool = True,
     trace_id: str | None = None,
+    wall_judge: WallJudge | None = None,
 ) -> ReviewResult:
     """Stage 1, the escalation decision, Stage 2 when warranted, then the verdict."""
-    report = run_stage1(request)
+    report = run_stage1(request, wall_judge=wall_judge)
     escalation = decide_escalation(
         request, stage2_price=stage2_price, stage1=report.stage1, budget_left=budget_left
     )

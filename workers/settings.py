@@ -64,7 +64,8 @@ class Settings(BaseSettings):
     stage1_model: str = "claude-haiku-4-5"
     stage2_model: str = "claude-sonnet-4-5"
     judge_max_tokens: int = Field(default=1024, ge=16)
-    judge_temperature: float = Field(default=0.0, ge=0.0, le=1.0)
+    judge_temperature: float | None = Field(default=0.0, ge=0.0, le=1.0)
+    """0 for reproducible verdicts; None sends none (some newer models reject it)."""
     judge_timeout_s: float = Field(default=30.0, gt=0)
     """Per model call."""
     judge_max_attempts: int = Field(default=3, ge=1, le=10)

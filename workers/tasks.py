@@ -2,16 +2,23 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from functools import cache
 from typing import Any
 
 from celery import Task
-from celery.signals import worker_process_init
+from celery.signals import (
+    worker_init,
+    worker_process_init,
+    worker_process_shutdown,
+    worker_shutdown,
+)
 
+from workers import telemetry
 from workers.app import app
 from workers.deps import Deps, build_deps
 from workers.handlers import Hop, Outcome, RetryLater, handle_router, handle_stage1, handle_stage2
-from workers.queues import TaskName
+from workers.queues import Queue, TaskName
 from workers.settings import Settings
 
 _SETTINGS: Settings = app.conf.windags_settings
@@ -26,6 +33,52 @@ def deps() -> Deps:
 @worker_process_init.connect
 def _fresh_deps_after_fork(**_: Any) -> None:
     deps.cache_clear()
+
+
+def _queue_depths() -> dict[str, int]:
+    """Waiting messages in the queues this worker consumes (all three when unknown)."""
+    selected = app.amqp.queues.consume_from
+    names = sorted(selected) if selected else [q.value for q in Queue]
+    client = deps().redis
+    return {name: int(client.llen(name)) for name in names}
+
+
+def _setup_telemetry() -> None:
+    telemetry.setup(_SETTINGS, queue_depths=_queue_depths)
+
+
+@worker_init.connect
+def _telemetry_in_main_process(sender: Any = None, **_: Any) -> None:
+    """Threads and solo pools never fork: set up here. Prefork sets up in each child."""
+    from celery.concurrency import get_implementation
+    from celery.concurrency.prefork import TaskPool as PreforkPool
+
+    pool = get_implementation(getattr(sender, "pool_cls", None) or app.conf.worker_pool)
+    if not (isinstance(pool, type) and issubclass(pool, PreforkPool)):
+        _setup_telemetry()
+
+
+@worker_process_init.connect
+def _telemetry_after_fork(**_: Any) -> None:
+    _setup_telemetry()
+
+
+@worker_process_shutdown.connect
+@worker_shutdown.connect
+def _flush_telemetry(**_: Any) -> None:
+    """A recycled pool child loses its buffered spans unless they are flushed first."""
+    telemetry.shutdown()
+
+
+def _traced(stage: Queue, handler: Callable[[str | None], Outcome]) -> Outcome:
+    """Run a handler inside its stage span, handing it that span's ``traceparent``."""
+    with telemetry.stage_span(stage.value) as opened:
+        outcome = handler(telemetry.traceparent())
+        if isinstance(outcome, Hop):
+            telemetry.set_outcome(opened, f"hop:{outcome.task.value}")
+        else:
+            telemetry.set_outcome(opened, "retry" if isinstance(outcome, RetryLater) else "done")
+    return outcome
 
 
 def _follow(task: Task, outcome: Outcome) -> None:
@@ -43,7 +96,7 @@ def _follow(task: Task, outcome: Outcome) -> None:
 )
 def stage1(self: Task, raw: str) -> None:
     """Floor + Wall on every node."""
-    _follow(self, handle_stage1(raw, deps()))
+    _follow(self, _traced(Queue.STAGE1, lambda tp: handle_stage1(raw, deps(), traceparent=tp)))
 
 
 @app.task(
@@ -54,7 +107,13 @@ def stage1(self: Task, raw: str) -> None:
 )
 def router(self: Task, request_json: str, report_json: str) -> None:
     """The escalation decision."""
-    _follow(self, handle_router(request_json, report_json, deps()))
+    _follow(
+        self,
+        _traced(
+            Queue.ROUTER,
+            lambda tp: handle_router(request_json, report_json, deps(), traceparent=tp),
+        ),
+    )
 
 
 @app.task(
@@ -65,4 +124,10 @@ def router(self: Task, request_json: str, report_json: str) -> None:
 )
 def stage2(self: Task, request_json: str, routed_json: str) -> None:
     """The Ceiling, only for escalated nodes."""
-    _follow(self, handle_stage2(request_json, routed_json, deps()))
+    _follow(
+        self,
+        _traced(
+            Queue.STAGE2,
+            lambda tp: handle_stage2(request_json, routed_json, deps(), traceparent=tp),
+        ),
+    )

@@ -8,7 +8,7 @@ from schemas.result import Decision
 from workers.evaluate.convergence import monitor_convergence
 from workers.evaluate.iteration import decide_iteration
 
-A, I, H = Decision.ACCEPT, Decision.ITERATE, Decision.ESCALATE_HUMAN
+A, IT, H = Decision.ACCEPT, Decision.ITERATE, Decision.ESCALATE_HUMAN
 
 
 def _decide(
@@ -32,13 +32,13 @@ def _decide(
     [
         (0.8, 1, (), A),
         (0.95, 3, (0.5, 0.6), A),
-        (0.79, 1, (), I),
-        (0.5, 1, (), I),
-        (0.3, 1, (), I),
+        (0.79, 1, (), IT),
+        (0.5, 1, (), IT),
+        (0.3, 1, (), IT),
         (0.29, 1, (), H),
         (0.0, 1, (), H),
-        (0.29, 2, (0.1,), I),
-        (0.6, 2, (0.4,), I),
+        (0.29, 2, (0.1,), IT),
+        (0.6, 2, (0.4,), IT),
         (0.7, 3, (0.5, 0.6), H),
         (0.79, 5, (0.1, 0.3, 0.5, 0.7), H),
     ],
@@ -73,6 +73,6 @@ def test_human_review_flag_overrides_a_passing_score() -> None:
     assert _decide(0.95, human_review=True) is H
 
 
-@pytest.mark.parametrize(("attempt", "decision"), [(1, I), (2, I), (3, H)])
+@pytest.mark.parametrize(("attempt", "decision"), [(1, IT), (2, IT), (3, H)])
 def test_floor_failure_iterates_while_attempts_remain(attempt: int, decision: Decision) -> None:
     assert _decide(0.0, attempt, (0.0,) * (attempt - 1), floor_failed=True) is decision

@@ -7,13 +7,21 @@ from __future__ import annotations
 
 import math
 import time
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
 
 from schemas.hops import Stage1Report, Stage2Report
 from schemas.judging import DimensionVerdict, JudgeVerdict, TokenUsage
 from schemas.quality import CEILING_DIMENSIONS, Dimension, DimensionScore, QualityVector
 from schemas.request import OutputKind, ReviewRequest
-from schemas.result import FloorResult, Stage1Result, Stage2Result, WallResolution, WallResult
+from schemas.result import (
+    FloorResult,
+    Stage1Result,
+    Stage2Result,
+    WallIssue,
+    WallResolution,
+    WallResult,
+)
 from workers.evaluate.confidence import aggregate_confidence
 from workers.evaluate.findings import Finding
 from workers.evaluate.floor import check_floor
@@ -33,16 +41,30 @@ LENGTH_PENALTY_PER_DOUBLING = 0.05
 LENGTH_PENALTY_CAP = 0.15
 
 
-def run_stage1(
-    request: ReviewRequest,
-    *,
-    judged: Mapping[Dimension, DimensionVerdict] | None = None,
-    usage: TokenUsage = NO_USAGE,
-    cost_usd: float = 0.0,
-) -> Stage1Report:
-    """Floor, then (only if it passed) Wall: BC-EVAL-002's short circuit."""
+@dataclass(frozen=True, slots=True)
+class WallJudgement:
+    """What a cheap model said about the Wall dimensions, or why it could not say."""
+
+    scores: Mapping[Dimension, DimensionVerdict] = field(default_factory=dict)
+    usage: TokenUsage = NO_USAGE
+    cost_usd: float = 0.0
+    error: str | None = None
+
+
+#: Asks a model for the judged part of the Wall; supplied by the judges layer.
+WallJudge = Callable[[ReviewRequest], WallJudgement]
+
+
+def run_stage1(request: ReviewRequest, *, wall_judge: WallJudge | None = None) -> Stage1Report:
+    """Floor, then (only if it passed) Wall: BC-EVAL-002's short circuit.
+
+    The Wall's deterministic checks always run; ``wall_judge``, when given, is called
+    only for outputs that passed the Floor, and a dimension keeps the lower of the two
+    scores. A judge failure is recorded as an issue, never as a score.
+    """
     started = time.perf_counter()
     floor = check_floor(request.output, request.contract)
+    judgement = WallJudgement()
     confidence = aggregate_confidence(
         request.signals, downstream_critical=request.feeds_critical_path
     )
@@ -54,19 +76,21 @@ def run_stage1(
         )
         wall = WallResult(passed=False, resolution=WallResolution.NOT_RUN)
     else:
+        if wall_judge is not None:
+            judgement = wall_judge(request)
         scores = score_wall(request.output)
         wall_scores = dict(scores.scores)
-        for dimension, verdict in (judged or {}).items():
-            wall_scores[dimension] = min(wall_scores[dimension], verdict.score)
+        for dimension, verdict in judgement.scores.items():
+            if dimension in wall_scores:
+                wall_scores[dimension] = min(wall_scores[dimension], verdict.score)
         grade = min(wall_scores.values())
         if confidence.score is not None:
             grade = min(grade, confidence.score)
-        wall = wall_result(
-            grade,
-            tuple(f.issue for f in scores.findings),
-            feeds_critical_path=request.feeds_critical_path,
-        )
-        justifications = _wall_justifications(scores.findings, judged or {})
+        issues = tuple(f.issue for f in scores.findings)
+        if judgement.error is not None:
+            issues += (_judge_unavailable(judgement.error),)
+        wall = wall_result(grade, issues, feeds_critical_path=request.feeds_critical_path)
+        justifications = _wall_justifications(scores.findings, judgement.scores)
         quality = _vector(
             structure=DimensionScore.scored(1.0, "parses and meets its declared contract"),
             wall={d: DimensionScore.scored(v, justifications[d]) for d, v in wall_scores.items()},
@@ -77,8 +101,17 @@ def run_stage1(
         quality=quality,
         confidence=confidence,
         review_ms=(time.perf_counter() - started) * 1000,
-        usage=usage,
-        cost_usd=cost_usd,
+        usage=judgement.usage,
+        cost_usd=judgement.cost_usd,
+    )
+
+
+def _judge_unavailable(error: str) -> WallIssue:
+    return WallIssue(
+        dimension=Dimension.GROUNDING,
+        code="JudgeIndeterminate",
+        message=f"the wall judge failed; deterministic checks only: {error}"[:500],
+        fix="",
     )
 
 

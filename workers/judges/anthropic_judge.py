@@ -93,6 +93,11 @@ class AnthropicJudge:
         }
         self._prices = {m: settings.price_of(m) for m in set(self._models.values())}
         self._settings = settings
+        temperature = settings.judge_temperature
+        # This SDK version takes no temperature argument; the API still reads it.
+        self._sampling: dict[str, float] = (
+            {} if temperature is None else {"temperature": temperature}
+        )
         self._policy = policy or RetryPolicy.from_settings(settings)
         limits = httpx2.Limits(
             max_connections=max_connections, max_keepalive_connections=max_connections
@@ -159,7 +164,7 @@ class AnthropicJudge:
                 tool_choice=choice,
                 messages=messages,
                 # SDK 1.x+ dropped sampling keywords from the signature; the API takes it.
-                extra_body={"temperature": self._settings.judge_temperature},
+                extra_body=self._sampling,
             )
 
         return call_with_retry(self._policy, once), made

@@ -13,6 +13,7 @@ from schemas.judging import JudgeTask, JudgeTier, JudgeVerdict
 from schemas.quality import CEILING_DIMENSIONS
 from schemas.request import ReviewRequest
 from schemas.result import BiasCheck, CeilingStatus, Stage2Result
+from workers import telemetry
 from workers.errors import JudgeError
 from workers.evaluate.bias import position_check
 from workers.evaluate.stages import apply_ceiling, indeterminate_ceiling
@@ -30,7 +31,7 @@ def run_ceiling(request: ReviewRequest, report: Stage1Report, judge: Judge) -> S
         contract=request.contract,
     )
     try:
-        verdict = judge.evaluate(task)
+        verdict = _evaluate(judge, task)
     except JudgeError as exc:
         failed = Stage2Result(
             status=CeilingStatus.INDETERMINATE,
@@ -63,8 +64,8 @@ def _both_orders(
     check = None
     for attempt in range(2):
         try:
-            forward = judge.evaluate(_pair(request, candidate_first=True))
-            reverse = judge.evaluate(_pair(request, candidate_first=False))
+            forward = _evaluate(judge, _pair(request, candidate_first=True))
+            reverse = _evaluate(judge, _pair(request, candidate_first=False))
         except JudgeError:
             return check, verdicts
         verdicts += [forward, reverse]
@@ -92,6 +93,14 @@ def _pair(request: ReviewRequest, *, candidate_first: bool) -> JudgeTask:
         other=second,
         task=request.task,
     )
+
+
+def _evaluate(judge: Judge, task: JudgeTask) -> JudgeVerdict:
+    """One judge call inside its span: model, tokens and cost, or the error's class."""
+    with telemetry.judge_call(task, _model_of(judge)) as call:
+        verdict = judge.evaluate(task)
+        call.done(verdict)
+    return verdict
 
 
 def _model_of(judge: Judge) -> str:

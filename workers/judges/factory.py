@@ -3,11 +3,14 @@
 from __future__ import annotations
 
 import logging
+from typing import TYPE_CHECKING
 
 from workers.errors import ConfigurationError
 from workers.judges.base import Judge
-from workers.judges.retry import RetryPolicy
 from workers.settings import JudgeBackend, Settings
+
+if TYPE_CHECKING:  # the SDK is imported only when the Anthropic backend is chosen
+    from workers.judges.retry import RetryPolicy
 
 log = logging.getLogger("windags.judges")
 

@@ -1,0 +1,1 @@
+"""Benchmarks of the evaluator fleet (GitHub issue 7): ``python -m bench.<name>``."""

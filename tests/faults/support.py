@@ -1,0 +1,239 @@
+"""Helpers the fault tests share: fleet environments, a faulty Messages API, counting, figures."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import threading
+import time
+import uuid
+from collections import Counter
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pytest
+import redis
+
+from schemas.result import ReviewError, ReviewResult
+from workers.fleet import PrivateRedis
+from workers.judges import messages_server as ms
+from workers.settings import Settings
+from workers.stream import read_all
+
+ROOT = Path(__file__).resolve().parents[2]
+SAMPLES = ROOT / "workers" / "samples"
+FIGURES = ROOT / "bench" / "results" / "faults.json"
+_FIGURES_LOCK = threading.Lock()
+
+#: Text that makes ``FaultServer`` answer 200 with a body that is not JSON.
+POISON_MARKER = "POISON-PILL-7f3a"
+
+#: Short limits so that faults recover in seconds; they still nest (Settings checks).
+BASE_ENV = {
+    "WINDAGS_STAGE1_SOFT_LIMIT_S": "10",
+    "WINDAGS_STAGE1_HARD_LIMIT_S": "12",
+    "WINDAGS_STAGE2_SOFT_LIMIT_S": "14",
+    "WINDAGS_STAGE2_HARD_LIMIT_S": "16",
+    "WINDAGS_JUDGE_TIMEOUT_S": "2",
+    "WINDAGS_JUDGE_MAX_ATTEMPTS": "3",
+    "WINDAGS_JUDGE_RETRY_BUDGET_S": "6",
+    "WINDAGS_VISIBILITY_TIMEOUT_S": "20",
+}
+
+
+def fleet_env(
+    tag: str,
+    *,
+    judge: str,
+    server: FaultServer | None = None,
+    extra: dict[str, str] | None = None,
+) -> dict[str, str]:
+    """A fleet environment with its own key prefix; ``anthropic`` judges call ``server``."""
+    env = {
+        **BASE_ENV,
+        "WINDAGS_KEY_PREFIX": f"faults-{tag}-{uuid.uuid4().hex[:6]}",
+        "WINDAGS_JUDGE_BACKEND": judge,
+    }
+    if server is not None:
+        env["WINDAGS_ANTHROPIC_API_KEY"] = server.api_key
+        env["WINDAGS_ANTHROPIC_BASE_URL"] = server.base_url
+    env.update(extra or {})
+    return env
+
+
+def settings_for(env: dict[str, str], redis_url: str) -> Settings:
+    """The settings a worker builds from ``env`` (validated: the limits nest)."""
+    values = {k.removeprefix("WINDAGS_").lower(): v for k, v in env.items()}
+    return Settings.model_validate({**values, "redis_url": redis_url})
+
+
+def private_redis(*, appendonly: bool = False) -> PrivateRedis:
+    """A started private redis-server; skips without the binary (fails under CI)."""
+    if shutil.which("redis-server") is None:
+        if os.environ.get("CI"):
+            pytest.fail("redis-server is not on PATH, and CI must have it")
+        pytest.skip("redis-server is not on PATH")
+    return PrivateRedis(appendonly=appendonly).start()
+
+
+# --- requests -------------------------------------------------------------------------
+
+
+def sample(name: str, **changes: Any) -> dict[str, Any]:
+    """A sample request with top-level fields replaced."""
+    body: dict[str, Any] = json.loads((SAMPLES / f"{name}.json").read_text())
+    body.update(changes)
+    return body
+
+
+#: The three kinds of review the load tests mix: accept, Floor failure, Stage 2 escalation.
+MIX = ("good_python", "floor_failure_python", "final_deliverable")
+
+
+def marker(node_id: str) -> str:
+    """A string unique to one review, embedded in its output to attribute model calls."""
+    return f"<<review {node_id} end>>"
+
+
+def marked(name: str, dag_id: str, node_id: str) -> dict[str, Any]:
+    """A sample whose output carries the review's marker (a comment or a last line)."""
+    body = sample(name, dag_id=dag_id, node_id=node_id)
+    output = dict(body["output"])
+    prefix = "# " if output["kind"] == "python" else ""
+    output["content"] = f"{output['content']}\n{prefix}{marker(node_id)}\n"
+    body["output"] = output
+    return body
+
+
+def fresh_dag(tag: str = "dag") -> str:
+    """A DAG id nobody used before."""
+    return f"{tag}-{uuid.uuid4().hex[:10]}"
+
+
+# --- streams --------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class StreamCount:
+    """Entries of one DAG's stream, counted by (dag_id, node_id, attempt)."""
+
+    per_key: Counter[str]
+    results: dict[str, ReviewResult]
+    errors: dict[str, ReviewError]
+
+    def lost(self, expected: list[str]) -> list[str]:
+        """Expected keys with no entry."""
+        return [k for k in expected if self.per_key[k] == 0]
+
+    def duplicated(self) -> dict[str, int]:
+        """Keys with more than one entry."""
+        return {k: n for k, n in self.per_key.items() if n > 1}
+
+
+def count_stream(db: redis.Redis, settings: Settings, dag_id: str) -> StreamCount:
+    """Read the whole stream (XRANGE) and count entries per review key."""
+    per_key: Counter[str] = Counter()
+    results: dict[str, ReviewResult] = {}
+    errors: dict[str, ReviewError] = {}
+    for entry in read_all(db, settings.stream_key(dag_id)):
+        payload = entry.payload
+        key = f"{payload.dag_id}:{payload.node_id}:{payload.attempt}"
+        per_key[key] += 1
+        if isinstance(payload, ReviewResult):
+            results[key] = payload
+        else:
+            errors[key] = payload
+    return StreamCount(per_key, results, errors)
+
+
+def wait_until(check: Callable[[], bool], timeout_s: float, every_s: float = 0.25) -> bool:
+    """Poll ``check`` until true or ``timeout_s`` passed; the last answer."""
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        if check():
+            return True
+        time.sleep(every_s)
+    return check()
+
+
+# --- figures --------------------------------------------------------------------------
+
+
+def record(name: str, figures: dict[str, Any]) -> None:
+    """Print one summary line and merge the figures into bench/results/faults.json."""
+    print(f"\n[faults] {name}: " + ", ".join(f"{k}={v}" for k, v in figures.items()))
+    with _FIGURES_LOCK:
+        FIGURES.parent.mkdir(parents=True, exist_ok=True)
+        try:
+            data: dict[str, Any] = json.loads(FIGURES.read_text())
+        except (OSError, ValueError):
+            data = {}
+        data[name] = {**figures, "recorded_at": time.strftime("%Y-%m-%dT%H:%M:%S%z")}
+        FIGURES.write_text(json.dumps(data, indent=2, sort_keys=True) + "\n")
+
+
+# --- a Messages API server with one extra fault ---------------------------------------
+
+
+class _FaultHandler(ms._Handler):
+    """The stock handler, except that a request carrying ``POISON_MARKER`` gets 200 + junk."""
+
+    def _answer(self, exchange: ms.Exchange, body: dict[str, Any]) -> None:
+        if POISON_MARKER in json.dumps(body.get("messages")):
+            exchange.status = 200
+            data = b'{"type": "message", "content": [ this is not JSON'
+            self.send_response(200)
+            self.send_header("content-type", "application/json")
+            self.send_header("content-length", str(len(data)))
+            self.end_headers()
+            self.wfile.write(data)
+            return
+        super()._answer(exchange, body)
+
+
+class _FaultServerImpl(ms._Server):
+    def __init__(self, addr: tuple[str, int], api_key: str, latency_s: float) -> None:
+        super().__init__(addr, api_key, latency_s)
+        self.RequestHandlerClass = _FaultHandler
+
+
+class FaultServer(ms.ServerHandle):
+    """A running server: the stock script and records, plus latency and the poison fault."""
+
+    def __init__(self, server: _FaultServerImpl) -> None:
+        super().__init__(server)
+        self._impl = server
+
+    def set_latency(self, seconds: float) -> None:
+        """Default delay before every unscripted answer."""
+        self._impl.latency_s = seconds
+
+    def calls_per_marker(self, node_ids: list[str]) -> dict[str, int]:
+        """HTTP requests received per review, attributed by the marker in their messages."""
+        counts = dict.fromkeys(node_ids, 0)
+        markers = {marker(n): n for n in node_ids}
+        for exchange in self.requests:
+            text = json.dumps((exchange.body or {}).get("messages"))
+            for mark, node in markers.items():
+                if mark in text:
+                    counts[node] += 1
+        return counts
+
+
+@contextmanager
+def running_fault_server(latency_s: float = 0.0) -> Iterator[FaultServer]:
+    """Serve in a background thread, like ``messages_server.running_server``."""
+    server = _FaultServerImpl(("127.0.0.1", 0), ms.DEFAULT_API_KEY, latency_s)
+    thread = threading.Thread(
+        target=server.serve_forever, args=(0.05,), name="fault-server", daemon=True
+    )
+    thread.start()
+    try:
+        yield FaultServer(server)
+    finally:
+        server.stop()
+        thread.join()

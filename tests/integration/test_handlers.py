@@ -1,0 +1,182 @@
+"""Handlers against real Redis with a scripted judge: no broker, no emulation."""
+
+from __future__ import annotations
+
+import json
+import uuid
+from collections.abc import Iterator
+from dataclasses import replace
+from typing import Any
+
+import pytest
+import redis
+
+from schemas.hops import RoutedReview, Stage1Report
+from schemas.judging import DimensionVerdict, JudgeVerdict, TokenUsage
+from schemas.quality import CEILING_DIMENSIONS
+from schemas.result import CeilingStatus, ErrorCode, ReviewError, ReviewResult
+from tests.integration.support import sample
+from workers.deps import Deps, build_deps
+from workers.errors import JudgeRetryableError
+from workers.handlers import Hop, RetryLater, handle_router, handle_stage1, handle_stage2
+from workers.judges.scripted import ScriptedJudge
+from workers.queues import TaskName
+from workers.settings import Settings
+from workers.stream import read_all
+
+pytestmark = pytest.mark.integration
+
+
+def verdict(score: float = 0.9, cost: float = 0.01) -> JudgeVerdict:
+    return JudgeVerdict(
+        model="scripted-sonnet",
+        scores={
+            d: DimensionVerdict(score=score, justification="evidence") for d in CEILING_DIMENSIONS
+        },
+        usage=TokenUsage(input_tokens=1000, output_tokens=200),
+        cost_usd=cost,
+    )
+
+
+@pytest.fixture
+def settings(redis_url: str) -> Settings:
+    db_url = redis_url.rsplit("/", 1)[0] + "/12"
+    return Settings(redis_url=db_url, key_prefix=f"h-{uuid.uuid4().hex[:8]}", max_task_tries=3)
+
+
+@pytest.fixture
+def judge() -> ScriptedJudge:
+    return ScriptedJudge()
+
+
+def ceiling_only(settings: Settings, judge: ScriptedJudge) -> Deps:
+    """Deps whose scripted judge scores the Ceiling; the Wall stays the heuristics."""
+    return replace(build_deps(settings, judge=judge), wall_judge=None)
+
+
+@pytest.fixture
+def deps(settings: Settings, judge: ScriptedJudge) -> Iterator[Deps]:
+    built = ceiling_only(settings, judge)
+    yield built
+    built.redis.close()
+
+
+def through_stage1(deps: Deps, body: dict[str, Any]) -> Hop:
+    hop = handle_stage1(json.dumps(body), deps)
+    assert isinstance(hop, Hop) and hop.task is TaskName.ROUTER
+    return hop
+
+
+def through_router(deps: Deps, body: dict[str, Any]) -> Hop:
+    hop = run_router(through_stage1(deps, body), deps)
+    assert isinstance(hop, Hop) and hop.task is TaskName.STAGE2
+    return hop
+
+
+def run_router(hop: Hop, deps: Deps) -> object:
+    request_json, report_json = hop.args
+    return handle_router(request_json, report_json, deps)
+
+
+def run_stage2(hop: Hop, deps: Deps) -> object:
+    request_json, routed_json = hop.args
+    return handle_stage2(request_json, routed_json, deps)
+
+
+def results(deps: Deps, dag: str) -> list[ReviewResult | ReviewError]:
+    return [e.payload for e in read_all(deps.redis, deps.settings.stream_key(dag))]
+
+
+def test_a_redelivered_stage2_task_publishes_once_and_never_pays_the_judge_twice(
+    deps: Deps, judge: ScriptedJudge
+) -> None:
+    judge.push(verdict())
+    hop = through_router(deps, sample("final_deliverable.json", dag_id="d1"))
+    assert run_stage2(hop, deps) is None
+    assert run_stage2(hop, deps) is None  # redelivered after it published
+    assert len(results(deps, "d1")) == 1
+
+    # Redelivered after judging but before the publish landed: the cached judgement is used.
+    deps.redis.delete(deps.stream.dedup_key("d1:release-notes:1"))
+    deps.redis.delete(deps.settings.stream_key("d1"))
+    assert run_stage2(hop, deps) is None
+
+    assert len(judge.tasks) == 1
+    [entry] = results(deps, "d1")
+    assert isinstance(entry, ReviewResult) and entry.stage2 is not None
+    assert entry.quality.correctness.value == pytest.approx(0.9)
+    assert deps.ledger.total("d1") == pytest.approx(0.01)
+
+
+def test_a_spent_dag_budget_suppresses_stage2_with_the_reason_recorded(
+    settings: Settings, judge: ScriptedJudge
+) -> None:
+    budgeted = ceiling_only(settings.model_copy(update={"dag_budget_usd": 0.05}), judge)
+    budgeted.ledger.add("d2", 0.05)
+    hop = through_stage1(budgeted, sample("final_deliverable.json", dag_id="d2"))
+    assert run_router(hop, budgeted) is None
+
+    [result] = results(budgeted, "d2")
+    assert isinstance(result, ReviewResult)
+    assert result.escalation.escalate is False
+    assert result.escalation.suppressed_by == "budget_exhausted"
+    assert result.stage2 is None and judge.tasks == []
+
+
+def test_a_judge_that_crashes_every_time_ends_as_a_dead_lettered_poison_entry(
+    deps: Deps, judge: ScriptedJudge
+) -> None:
+    class Crash(ScriptedJudge):
+        def evaluate(self, task: Any) -> JudgeVerdict:
+            raise RuntimeError("segfault in the tokenizer")
+
+    crashing = replace(deps, judge=Crash())
+    hop = through_router(crashing, sample("final_deliverable.json", dag_id="d3"))
+    outcomes = [run_stage2(hop, crashing) for _ in range(3)]
+
+    assert [type(o) for o in outcomes] == [RetryLater, RetryLater, type(None)]
+    [error] = results(deps, "d3")
+    assert isinstance(error, ReviewError)
+    assert error.code is ErrorCode.POISON and error.tries == 3
+    assert "segfault in the tokenizer" in error.message
+    assert deps.redis.xlen(deps.stream.dead_letter_key) == 1
+    # A redelivery after giving up adds nothing.
+    assert run_stage2(hop, crashing) is None
+    assert len(results(deps, "d3")) == 1
+
+
+def test_a_judge_fault_is_an_indeterminate_ceiling_not_a_zero(
+    deps: Deps, judge: ScriptedJudge
+) -> None:
+    judge.push(JudgeRetryableError("529 overloaded after 3 attempts"))
+    hop = through_router(deps, sample("final_deliverable.json", dag_id="d4"))
+    run_stage2(hop, deps)
+
+    [result] = results(deps, "d4")
+    assert isinstance(result, ReviewResult) and result.stage2 is not None
+    assert result.stage2.status is CeilingStatus.INDETERMINATE
+    assert result.quality.correctness.value is None
+    assert result.decision.value == "escalate_human"
+
+
+def test_each_hop_carries_only_the_request_and_the_previous_stage(deps: Deps) -> None:
+    hop = through_router(deps, sample("final_deliverable.json", dag_id="d5"))
+    request_json, routed_json = hop.args
+    routed = RoutedReview.model_validate_json(routed_json)
+    assert isinstance(routed.report, Stage1Report)
+    assert json.loads(request_json)["node_id"] == "release-notes"
+
+
+def test_stage1_skips_a_review_already_published(deps: Deps, judge: ScriptedJudge) -> None:
+    body = sample("good_python.json", dag_id="d6")
+    run_router(through_stage1(deps, body), deps)
+    assert handle_stage1(json.dumps(body), deps) is None
+    assert len(results(deps, "d6")) == 1
+
+
+@pytest.fixture(autouse=True)
+def _clean(redis_url: str) -> Iterator[None]:
+    yield
+    client = redis.Redis.from_url(redis_url.rsplit("/", 1)[0] + "/12")
+    client.flushdb()
+    client.close()

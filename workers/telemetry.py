@@ -1,0 +1,477 @@
+"""OpenTelemetry for the fleet: provider setup per process, and the spans a review makes.
+
+Why it looks like this (DESIGN.md, "What the stack really promises"):
+
+- The SDK's batch processors run a thread, which does not survive ``fork``. So a worker
+  sets up after the fork (``worker_process_init``) under prefork, or in ``worker_init``
+  for the threads and solo pools, which never fork; ``setup`` is idempotent per process.
+- Spans still buffered when a pool child recycles are lost unless flushed, hence
+  ``shutdown`` (force-flush, then shut down) on ``worker_process_shutdown`` and
+  ``worker_shutdown``.
+- ``CeleryInstrumentor`` carries the context across each queue hop in message headers
+  (producer span ``apply_async/<task>``, consumer span ``run/<task>``). The results stream
+  carries none by itself, so the publishing stage puts its ``traceparent`` into the entry
+  and its trace id into ``ReviewResult.trace_id``.
+- Off by default: with ``otel_enabled`` false no provider is installed, the tracer and
+  meter are the API's proxies (no-ops unless the embedding process installed its own
+  provider), and every helper skips attribute work on a non-recording span.
+
+Only the OpenTelemetry API is imported at module level; the SDK, exporters and the Celery
+instrumentation load inside ``setup``, so importing the engine's callers stays light.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import re
+import sys
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from opentelemetry import metrics, trace
+from opentelemetry.context import Context
+from opentelemetry.trace import Span, SpanKind, Status, StatusCode
+from opentelemetry.trace.propagation.tracecontext import TraceContextTextMapPropagator
+from opentelemetry.util.types import AttributeValue
+
+from workers.metrics import Instruments, QueueDepths
+from workers.settings import Settings
+
+if TYPE_CHECKING:
+    from opentelemetry.sdk.metrics import MeterProvider
+    from opentelemetry.sdk.metrics.export import MetricReader
+    from opentelemetry.sdk.trace import TracerProvider
+    from opentelemetry.sdk.trace.export import SpanExporter
+
+    from schemas.hops import Stage1Report, Stage2Report
+    from schemas.judging import JudgeTask, JudgeVerdict
+    from schemas.request import ReviewRequest
+    from schemas.result import EscalationDecision, ReviewResult
+
+log = logging.getLogger("windags.telemetry")
+
+SCOPE = "windags.evaluator"
+"""Instrumentation scope of every span and metric this package makes."""
+
+_PROPAGATOR = TraceContextTextMapPropagator()
+_TRACEPARENT = re.compile(r"^[0-9a-f]{2}-([0-9a-f]{32})-[0-9a-f]{16}-[0-9a-f]{2}$")
+
+
+@dataclass
+class Telemetry:
+    """This process's tracer and instruments, and the SDK providers when it owns them."""
+
+    tracer: trace.Tracer
+    instruments: Instruments
+    tracer_provider: TracerProvider | None = None
+    meter_provider: MeterProvider | None = None
+    pid: int = field(default_factory=os.getpid)
+    celery_instrumented: bool = False
+    installed_global: bool = False
+
+    @property
+    def active(self) -> bool:
+        """Whether this process exports through providers it set up itself."""
+        return self.tracer_provider is not None
+
+
+def _proxy() -> Telemetry:
+    """API proxies: no-ops until some provider is installed globally (ours or the host's)."""
+    return Telemetry(
+        tracer=trace.get_tracer(SCOPE), instruments=Instruments(metrics.get_meter(SCOPE))
+    )
+
+
+def _silent() -> Telemetry:
+    """API no-ops, for a process whose global providers were shut down."""
+    return Telemetry(tracer=trace.NoOpTracer(), instruments=Instruments(metrics.NoOpMeter(SCOPE)))
+
+
+_state: Telemetry = _proxy()
+
+
+def current() -> Telemetry:
+    """The telemetry of this process (set up or not)."""
+    return _state
+
+
+def setup(
+    settings: Settings,
+    *,
+    span_exporter: SpanExporter | None = None,
+    metric_reader: MetricReader | None = None,
+    install_global: bool = True,
+    instrument_celery: bool = True,
+    queue_depths: QueueDepths | None = None,
+) -> Telemetry:
+    """Install tracing and metrics for this process, once; a no-op when telemetry is off.
+
+    Args:
+        settings: ``otel_enabled``, ``otel_endpoint`` and ``otel_service_name`` decide.
+        span_exporter: overrides the configured exporter (tests: in-memory); exports
+            synchronously so a test sees a span as soon as it ends.
+        metric_reader: overrides the configured periodic reader (tests: in-memory).
+        install_global: also make these the global providers (workers do; tests don't,
+            since a global provider can be set only once per process).
+        instrument_celery: propagate context through Celery messages.
+        queue_depths: reads waiting messages per queue for the ``windags.queue.depth`` gauge.
+    """
+    global _state
+    if not (settings.otel_enabled or span_exporter is not None):
+        return _state
+    if _state.active and _state.pid == os.getpid():
+        return _state
+    from opentelemetry.sdk.metrics import MeterProvider
+    from opentelemetry.sdk.resources import Resource
+    from opentelemetry.sdk.trace import TracerProvider
+    from opentelemetry.sdk.trace.export import BatchSpanProcessor, SimpleSpanProcessor
+
+    resource = Resource.create(
+        {"service.name": settings.otel_service_name, "process.pid": os.getpid()}
+    )
+    tracer_provider = TracerProvider(resource=resource)
+    if span_exporter is not None:
+        tracer_provider.add_span_processor(SimpleSpanProcessor(span_exporter))
+    else:
+        tracer_provider.add_span_processor(BatchSpanProcessor(_span_exporter(settings)))
+    reader = metric_reader if metric_reader is not None else _metric_reader(settings)
+    meter_provider = MeterProvider(resource=resource, metric_readers=[reader])
+    if install_global:
+        trace.set_tracer_provider(tracer_provider)
+        metrics.set_meter_provider(meter_provider)
+    state = Telemetry(
+        tracer=tracer_provider.get_tracer(SCOPE),
+        instruments=Instruments(
+            meter_provider.get_meter(SCOPE),
+            monitor=_state.instruments.monitor,
+            queue_depths=queue_depths,
+        ),
+        tracer_provider=tracer_provider,
+        meter_provider=meter_provider,
+        installed_global=install_global,
+    )
+    if instrument_celery:
+        state.celery_instrumented = _instrument_celery(tracer_provider, meter_provider)
+    _state = state
+    log.info(
+        "telemetry on: exporting to %s",
+        settings.otel_endpoint or ("the given exporter" if span_exporter else "the console"),
+    )
+    return state
+
+
+def shutdown() -> None:
+    """Flush and stop this process's providers (spans of a recycled child are kept)."""
+    global _state
+    state = _state
+    if not state.active or state.pid != os.getpid():
+        return
+    if state.celery_instrumented:
+        _celery_instrumentor().uninstrument()
+    assert state.tracer_provider is not None and state.meter_provider is not None
+    state.tracer_provider.force_flush()
+    state.tracer_provider.shutdown()
+    state.meter_provider.shutdown()  # collects and exports once more
+    # The global proxies would now reach the shut-down providers: go quiet instead.
+    after = _proxy() if not state.installed_global else _silent()
+    after.instruments.monitor = state.instruments.monitor
+    _state = after
+
+
+def force_flush() -> None:
+    """Export whatever is buffered now, keeping the providers running."""
+    state = _state
+    if state.active and state.pid == os.getpid():
+        assert state.tracer_provider is not None and state.meter_provider is not None
+        state.tracer_provider.force_flush()
+        state.meter_provider.force_flush()
+
+
+def _otlp_url(endpoint: str, signal: str) -> str:
+    return f"{endpoint.rstrip('/')}/v1/{signal}"
+
+
+def _span_exporter(settings: Settings) -> SpanExporter:
+    if settings.otel_endpoint:
+        from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter
+
+        return OTLPSpanExporter(endpoint=_otlp_url(settings.otel_endpoint, "traces"))
+    from opentelemetry.sdk.trace.export import ConsoleSpanExporter
+
+    # Celery replaces sys.stdout with a logging proxy; the real stdout keeps the JSON whole.
+    return ConsoleSpanExporter(out=sys.__stdout__ or sys.stdout)
+
+
+def _metric_reader(settings: Settings) -> MetricReader:
+    from opentelemetry.sdk.metrics.export import (
+        ConsoleMetricExporter,
+        MetricExporter,
+        PeriodicExportingMetricReader,
+    )
+
+    exporter: MetricExporter
+    if settings.otel_endpoint:
+        from opentelemetry.exporter.otlp.proto.http.metric_exporter import OTLPMetricExporter
+
+        exporter = OTLPMetricExporter(endpoint=_otlp_url(settings.otel_endpoint, "metrics"))
+    else:
+        exporter = ConsoleMetricExporter(out=sys.__stdout__ or sys.stdout)
+    # The interval comes from OTEL_METRIC_EXPORT_INTERVAL (default 60 s).
+    return PeriodicExportingMetricReader(exporter)
+
+
+def _celery_instrumentor() -> Any:
+    """The process-wide instrumentor (a singleton); contrib ships it without type hints."""
+    from opentelemetry.instrumentation.celery import CeleryInstrumentor
+
+    return CeleryInstrumentor()  # type: ignore[no-untyped-call]
+
+
+def _instrument_celery(tracer_provider: TracerProvider, meter_provider: MeterProvider) -> bool:
+    instrumentor = _celery_instrumentor()
+    if instrumentor.is_instrumented_by_opentelemetry:
+        return False
+    instrumentor.instrument(tracer_provider=tracer_provider, meter_provider=meter_provider)
+    return True
+
+
+# --- trace context across the stream hop ---------------------------------------------------
+
+
+def traceparent() -> str | None:
+    """The W3C ``traceparent`` of the current span, or None when nothing is traced."""
+    carrier: dict[str, str] = {}
+    _PROPAGATOR.inject(carrier)
+    return carrier.get("traceparent")
+
+
+def trace_id_of(value: str | None) -> str | None:
+    """The hex trace id inside a ``traceparent``; None for a missing or invalid one."""
+    match = _TRACEPARENT.match(value or "")
+    if match is None or set(match.group(1)) == {"0"}:
+        return None
+    return match.group(1)
+
+
+def context_of(value: str | None) -> Context:
+    """A context whose parent is the span a ``traceparent`` names, for a subscriber.
+
+    ``tracer.start_as_current_span("handle", context=context_of(delivery.traceparent))``
+    continues the review's trace in the DAG node.
+    """
+    return _PROPAGATOR.extract({"traceparent": value} if value else {})
+
+
+# --- spans -----------------------------------------------------------------------------------
+
+
+@contextmanager
+def span(
+    name: str,
+    *,
+    kind: SpanKind = SpanKind.INTERNAL,
+    attributes: dict[str, AttributeValue] | None = None,
+) -> Iterator[Span]:
+    """A span of this package's tracer, current inside the block."""
+    with _state.tracer.start_as_current_span(name, kind=kind, attributes=attributes) as opened:
+        yield opened
+
+
+@contextmanager
+def submit_span(request: ReviewRequest) -> Iterator[Span]:
+    """The client's span around enqueueing one review.
+
+    It is the root of the review's trace, unless the caller already has a span open: then
+    the review joins the caller's trace.
+    """
+    with span("windags.submit", attributes=_identity(request)) as opened:
+        yield opened
+
+
+@contextmanager
+def stage_span(stage: str) -> Iterator[Span]:
+    """The span of one stage's handler, and its latency in ``windags.stage.duration``."""
+    started = time.perf_counter()
+    outcome = "ok"
+    try:
+        with span(f"windags.{stage}", attributes={"windags.stage": stage}) as opened:
+            yield opened
+    except BaseException:
+        outcome = "error"
+        raise
+    finally:
+        _state.instruments.stage_duration.record(
+            time.perf_counter() - started, {"stage": stage, "outcome": outcome}
+        )
+
+
+def _identity(request: ReviewRequest) -> dict[str, AttributeValue]:
+    return {
+        "windags.dag_id": request.dag_id,
+        "windags.node_id": request.node_id,
+        "windags.attempt": request.attempt,
+    }
+
+
+def _annotate(attributes: dict[str, AttributeValue]) -> None:
+    current_span = trace.get_current_span()
+    if current_span.is_recording():
+        current_span.set_attributes(attributes)
+
+
+def note_stage1(request: ReviewRequest, report: Stage1Report) -> None:
+    """Floor and Wall outcome on the current (stage1) span."""
+    if not trace.get_current_span().is_recording():
+        return
+    floor, wall = report.stage1.floor, report.stage1.wall
+    attributes = {
+        **_identity(request),
+        "windags.floor.passed": floor.passed,
+        "windags.floor.violations": [v.code for v in floor.violations],
+        "windags.wall.passed": wall.passed,
+        "windags.wall.resolution": wall.resolution.value,
+        "windags.wall.issues": [i.code for i in wall.issues],
+        "windags.stage1.cost_usd": report.cost_usd,
+    }
+    if wall.grade is not None:
+        attributes["windags.wall.grade"] = wall.grade
+    _annotate(attributes)
+
+
+def note_escalation(request: ReviewRequest, escalation: EscalationDecision) -> None:
+    """The router's decision with its economic breakdown; counts it and feeds the monitor."""
+    _state.instruments.record_escalation(escalation.escalate, escalation.reason.value)
+    if not trace.get_current_span().is_recording():
+        return
+    attributes: dict[str, AttributeValue] = {
+        **_identity(request),
+        "windags.escalation.escalate": escalation.escalate,
+        "windags.escalation.reason": escalation.reason.value,
+        "windags.escalation.failure_probability": escalation.failure_probability,
+        "windags.escalation.downstream_waste": escalation.downstream_waste,
+        "windags.escalation.expected_waste": escalation.expected_waste,
+        "windags.escalation.stage2_cost": escalation.stage2_cost,
+        "windags.escalation.rolling_rate": _state.instruments.monitor.rate,
+    }
+    if escalation.suppressed_by:
+        attributes["windags.escalation.suppressed_by"] = escalation.suppressed_by
+    _annotate(attributes)
+
+
+def note_stage2(request: ReviewRequest, report: Stage2Report) -> None:
+    """The Ceiling's outcome on the current (stage2) span."""
+    if not trace.get_current_span().is_recording():
+        return
+    ceiling = report.stage2
+    attributes: dict[str, AttributeValue] = {
+        **_identity(request),
+        "windags.ceiling.status": ceiling.status.value,
+        "windags.ceiling.model": ceiling.model,
+        "windags.ceiling.calls": ceiling.calls,
+        "windags.ceiling.cost_usd": report.cost_usd,
+        "gen_ai.usage.input_tokens": report.usage.input_tokens,
+        "gen_ai.usage.output_tokens": report.usage.output_tokens,
+    }
+    if ceiling.error:
+        attributes["windags.ceiling.error"] = ceiling.error
+    _annotate(attributes)
+
+
+def note_published(result: ReviewResult, *, added: bool, entry_id: str) -> None:
+    """The verdict on the publishing span; counts reviews and spend once per review key."""
+    if added:
+        _state.instruments.reviews.add(
+            1, {"decision": result.decision.value, "escalated": result.escalation.escalate}
+        )
+        _state.instruments.review_cost.add(
+            result.envelope.review_cost_usd, {"dag_id": result.dag_id}
+        )
+    if not trace.get_current_span().is_recording():
+        return
+    kinds = sorted({m.kind.value for m in result.near_misses})
+    _annotate(
+        {
+            "windags.dag_id": result.dag_id,
+            "windags.node_id": result.node_id,
+            "windags.attempt": result.attempt,
+            "windags.decision": result.decision.value,
+            "windags.basis.dimension": result.basis.dimension,
+            "windags.basis.score": result.basis.score,
+            "windags.near_misses.count": len(result.near_misses),
+            "windags.near_misses.kinds": kinds,
+            "windags.review.cost_usd": result.envelope.review_cost_usd,
+            "gen_ai.usage.input_tokens": result.envelope.tokens.input_tokens,
+            "gen_ai.usage.output_tokens": result.envelope.tokens.output_tokens,
+            "windags.stream.entry_id": entry_id,
+            "windags.stream.added": added,
+        }
+    )
+
+
+class JudgeCall:
+    """What ``judge_call`` yields: report the verdict with ``done``."""
+
+    def __init__(self, opened: Span, tier: str, model: str) -> None:
+        self._span = opened
+        self._tier = tier
+        self.model = model
+
+    def done(self, verdict: JudgeVerdict) -> None:
+        """Record model, tokens and cost of a successful evaluation."""
+        self.model = verdict.model
+        usage = verdict.usage
+        instruments = _state.instruments
+        instruments.judge_calls.add(
+            1, {"model": verdict.model, "tier": self._tier, "outcome": "ok"}
+        )
+        for kind, count in (("input", usage.input_tokens), ("output", usage.output_tokens)):
+            if count:
+                instruments.judge_tokens.add(count, {"model": verdict.model, "type": kind})
+        if self._span.is_recording():
+            self._span.set_attributes(
+                {
+                    "gen_ai.response.model": verdict.model,
+                    "gen_ai.usage.input_tokens": usage.input_tokens,
+                    "gen_ai.usage.output_tokens": usage.output_tokens,
+                    "windags.judge.cache_read_tokens": usage.cache_read_input_tokens,
+                    "windags.judge.cost_usd": verdict.cost_usd,
+                    "windags.judge.calls": verdict.calls,
+                }
+            )
+
+
+@contextmanager
+def judge_call(task: JudgeTask, model: str) -> Iterator[JudgeCall]:
+    """A span around one ``judge.evaluate``; a raised error is counted by its class."""
+    tier = task.tier.value
+    attributes: dict[str, AttributeValue] = {
+        "windags.judge.tier": tier,
+        "gen_ai.request.model": model,
+        "windags.judge.dimensions": [d.value for d in task.dimensions],
+    }
+    with span(f"windags.judge {tier}", attributes=attributes) as opened:
+        call = JudgeCall(opened, tier, model)
+        try:
+            yield call
+        except Exception as exc:
+            error_class = type(exc).__name__
+            _state.instruments.judge_calls.add(
+                1, {"model": model, "tier": tier, "outcome": "error"}
+            )
+            _state.instruments.judge_errors.add(
+                1, {"model": model, "tier": tier, "error_class": error_class}
+            )
+            if opened.is_recording():
+                opened.set_attribute("error.type", error_class)
+                opened.set_status(Status(StatusCode.ERROR, str(exc)[:200]))
+            raise
+
+
+def set_outcome(opened: Span, outcome: str) -> None:
+    """Mark what a stage handed on (``hop:<task>``, ``retry``, ``done``)."""
+    if opened.is_recording():
+        opened.set_attribute("windags.outcome", outcome)
