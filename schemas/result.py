@@ -1,4 +1,8 @@
-"""`ReviewResult`: the verdict published on the DAG's stream, and its parts."""
+"""`ReviewResult`: the verdict published on the DAG's stream, and `ReviewError`.
+
+The parts live in ``schemas.stages`` and ``schemas.decisions``; they are re-exported here
+so consumers import the whole contract from one place.
+"""
 
 from __future__ import annotations
 
@@ -7,245 +11,32 @@ from typing import Annotated
 
 from pydantic import Field
 
-from schemas.base import NonNegative, Unit, Usd, WireModel
+from schemas.base import NonNegative, Usd, WireModel
+from schemas.decisions import (
+    Confidence,
+    Convergence,
+    Decision,
+    DecisionBasis,
+    EscalationDecision,
+    EscalationReason,
+    Feedback,
+    FeedbackIssue,
+    SelfCheck,
+    Trend,
+)
 from schemas.judging import TokenUsage
-from schemas.quality import Dimension, QualityVector
-
-
-class Violation(WireModel):
-    """One way the output breaks its Floor."""
-
-    code: str
-    """Stable machine name (``SyntaxError``, ``SchemaViolation``, ``MissingField``...)."""
-    message: str
-    """What is wrong, with the location when known."""
-    field: str | None = None
-    """The offending field or path, when there is one."""
-
-
-class FloorResult(WireModel):
-    """Structural validity: parse, contract, required fields, length bounds."""
-
-    passed: bool
-    """Whether every Floor check passed."""
-    violations: tuple[Violation, ...] = ()
-    """Every violation found."""
-
-
-class WallIssue(WireModel):
-    """One content problem the Wall found."""
-
-    dimension: Dimension
-    """The Wall dimension it lowers."""
-    code: str
-    """Stable machine name (``Filler``, ``Contradiction``, ``DanglingCitation``...)."""
-    message: str
-    """What is wrong."""
-    field: str | None = None
-    """Where, when it can be located."""
-    fix: str = ""
-    """What would repair it; feeds iteration feedback."""
-
-
-class WallResolution(StrEnum):
-    """How the Wall grade was read (partial grades depend on criticality)."""
-
-    PASS = "pass"
-    PASS_WITH_WARNING = "pass_with_warning"
-    FAIL = "fail"
-    NOT_RUN = "not_run"
-
-
-class WallResult(WireModel):
-    """Semantic validity: substance, consistency, grounding."""
-
-    passed: bool
-    """Whether the grade resolved to a pass."""
-    grade: Unit | None = None
-    """Combined Wall grade; null when the Wall did not run."""
-    resolution: WallResolution = WallResolution.NOT_RUN
-    """How the grade was resolved."""
-    issues: tuple[WallIssue, ...] = ()
-    """Every issue found."""
-
-
-class Stage1Result(WireModel):
-    """Floor and Wall, run on every node."""
-
-    passed: bool
-    """Floor and Wall both passed."""
-    floor: FloorResult
-    """The structural check."""
-    wall: WallResult
-    """The semantic check; not run when the Floor failed."""
-
-
-class EscalationReason(StrEnum):
-    """Why Stage 2 ran, or ``none``."""
-
-    HUMAN_GATE = "human_gate"
-    FINAL_DELIVERABLE = "final_deliverable"
-    IRREVERSIBLE = "irreversible"
-    ECONOMIC = "economic"
-    NONE = "none"
-
-
-class EscalationDecision(WireModel):
-    """The Stage 2 decision with its full economic breakdown (BC-EVAL-003)."""
-
-    escalate: bool
-    """Whether Stage 2 runs."""
-    reason: EscalationReason
-    """The rule that decided."""
-    failure_probability: Unit
-    """P(fail) = (1 - success_rate) x stage factor x breaker penalty, floored at 0.01."""
-    downstream_waste: Usd
-    """Sum of downstream costs x cascade probability, capped at 5x the node's cost."""
-    expected_waste: Usd
-    """P(fail) x downstream waste."""
-    stage2_cost: Usd
-    """Cost of a Stage 2 review (given or estimated)."""
-    stage2_cost_estimated: bool = False
-    """Whether ``stage2_cost`` came from the pricing table rather than the request."""
-    raw_failure_probability: NonNegative = 0.0
-    """P(fail) before the floor and the 1.0 ceiling."""
-    raw_downstream_waste: Usd = 0.0
-    """Downstream waste before the 5x cap."""
-    suppressed_by: str | None = None
-    """Why a warranted escalation did not run (``wall_failed``, ``budget_exhausted``)."""
-
-
-class BiasCheck(WireModel):
-    """Position-bias control for a pairwise comparison (BC-EVAL-004)."""
-
-    forward: Unit
-    """P(candidate better) with the candidate shown first."""
-    reverse: Unit
-    """P(candidate better) with the candidate shown second."""
-    disagreement: Unit
-    """|forward - reverse|."""
-    flagged: bool
-    """Disagreement above 0.3: position bias detected."""
-    retried: bool = False
-    """Whether the pair was run again after a flag."""
-    preference: Unit
-    """Mean of both orders; 0.5 is a tie."""
-
-
-class CeilingStatus(StrEnum):
-    """Whether the Ceiling produced scores."""
-
-    SCORED = "scored"
-    INDETERMINATE = "indeterminate"
-
-
-class Stage2Result(WireModel):
-    """The Ceiling evaluation, run only when escalated."""
-
-    status: CeilingStatus
-    """Scored, or indeterminate when the judge failed (never a 0 score)."""
-    model: str
-    """The judge that scored."""
-    error: str | None = None
-    """The judge's failure, when indeterminate."""
-    length_normalised: bool = True
-    """Scores were corrected for output length (verbosity bias)."""
-    bias: BiasCheck | None = None
-    """Pairwise position-bias check, when a baseline was given."""
-    calls: Annotated[int, Field(ge=0)] = 0
-    """Judge calls made."""
-
-
-class SelfCheck(WireModel):
-    """The producer's self-assessment: a process check, excluded from quality (BC-EVAL-005)."""
-
-    score: Unit
-    """What the agent said of its own output."""
-    weight: Unit = 0.15
-    """Its weight as a process self-check."""
-    gap: float
-    """Self score minus the confidence score; large positive gaps show sycophancy."""
-
-
-class Confidence(WireModel):
-    """Aggregated evaluator signals (weights renormalised over the available ones)."""
-
-    score: Unit | None
-    """Weighted average of the available non-self signals; null when there are none."""
-    weights: dict[str, float]
-    """The weights applied, after conflict rules and renormalisation."""
-    rules: tuple[str, ...] = ()
-    """The conflict rules that fired, in order."""
-    disagreement: Unit | None = None
-    """|peer - downstream| when both are present."""
-    human_review: bool = False
-    """Disagreement above 0.4: a human should look."""
-    self_check: SelfCheck | None = None
-    """The self-assessment, kept out of ``score``."""
-
-
-class Decision(StrEnum):
-    """What the DAG should do with the node."""
-
-    ACCEPT = "accept"
-    ITERATE = "iterate"
-    ESCALATE_HUMAN = "escalate_human"
-
-
-class FeedbackIssue(WireModel):
-    """One concrete thing to fix."""
-
-    field: str
-    """Where (a field, a dimension, a section)."""
-    issue: str
-    """What is wrong."""
-    fix: str
-    """What to do about it."""
-
-
-class Feedback(WireModel):
-    """Structured guidance for the next attempt (the shape dag-quality.md gives)."""
-
-    overall_score: Unit
-    """The decision basis score."""
-    specific_issues: tuple[FeedbackIssue, ...]
-    """What to fix, most important first."""
-    strengths_to_preserve: tuple[str, ...]
-    """What is good and must survive the rewrite."""
-    iteration_guidance: str
-    """One paragraph on where to focus."""
-
-
-class Trend(StrEnum):
-    """The shape of quality across attempts."""
-
-    FIRST_ATTEMPT = "first_attempt"
-    IMPROVING = "improving"
-    PLATEAU = "plateau"
-    DEGRADING = "degrading"
-    OSCILLATING = "oscillating"
-
-
-class Convergence(WireModel):
-    """Quality across iterations, and what it advises."""
-
-    trend: Trend
-    """The detected trend."""
-    scores: tuple[Unit, ...]
-    """All attempts' scores, oldest first, this one last."""
-    best_attempt: Annotated[int, Field(ge=1)]
-    """1-based attempt with the best score."""
-    keep_iterating: bool
-    """Whether another iteration is worth it."""
-
-
-class DecisionBasis(WireModel):
-    """The named gate that decided: never a collapse of the vector."""
-
-    dimension: str
-    """The weakest scored dimension, or ``confidence`` or ``floor``."""
-    score: Unit
-    """Its score."""
+from schemas.quality import QualityVector
+from schemas.stages import (
+    BiasCheck,
+    CeilingStatus,
+    FloorResult,
+    Stage1Result,
+    Stage2Result,
+    Violation,
+    WallIssue,
+    WallResolution,
+    WallResult,
+)
 
 
 class Envelope(WireModel):

@@ -74,6 +74,12 @@ class Settings(BaseSettings):
     """Total time a review may spend retrying model calls."""
     pricing: dict[str, ModelPrice] = Field(default_factory=lambda: dict(DEFAULT_PRICING))
     """USD per million tokens, by model."""
+    judge_rate_limit_per_s: float | None = Field(default=None, gt=0)
+    """Model calls per second for the whole fleet, per model (a token bucket in Redis)."""
+    judge_rate_burst: int = Field(default=10, ge=1)
+    """Calls allowed at once after a quiet spell."""
+    judge_cache_ttl_s: int = Field(default=24 * 3600, ge=0)
+    """How long a model verdict is reused for the same content; 0 turns the cache off."""
     dag_budget_usd: float | None = Field(default=None, gt=0)
     """When set, Stage 2 stops escalating a DAG whose review spend reached it."""
 

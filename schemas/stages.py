@@ -1,0 +1,133 @@
+"""What each layer found: Floor, Wall and Ceiling verdicts."""
+
+from __future__ import annotations
+
+from enum import StrEnum
+from typing import Annotated
+
+from pydantic import Field
+
+from schemas.base import Unit, WireModel
+from schemas.quality import Dimension
+
+
+class Violation(WireModel):
+    """One way the output breaks its Floor."""
+
+    code: str
+    """Stable machine name (``SyntaxError``, ``SchemaViolation``, ``MissingField``...)."""
+    message: str
+    """What is wrong, with the location when known."""
+    field: str | None = None
+    """The offending field or path, when there is one."""
+
+
+class FloorResult(WireModel):
+    """Structural validity: parse, contract, required fields, length bounds."""
+
+    passed: bool
+    """Whether every Floor check passed."""
+    violations: tuple[Violation, ...] = ()
+    """Every violation found."""
+
+
+class WallIssue(WireModel):
+    """One content problem the Wall found."""
+
+    dimension: Dimension
+    """The Wall dimension it lowers."""
+    code: str
+    """Stable machine name (``Filler``, ``Contradiction``, ``DanglingCitation``...)."""
+    message: str
+    """What is wrong."""
+    field: str | None = None
+    """Where, when it can be located."""
+    fix: str = ""
+    """What would repair it; feeds iteration feedback."""
+
+
+class WallResolution(StrEnum):
+    """How the Wall grade was read (partial grades depend on criticality)."""
+
+    PASS = "pass"
+    PASS_WITH_WARNING = "pass_with_warning"
+    FAIL = "fail"
+    NOT_RUN = "not_run"
+
+
+class WallResult(WireModel):
+    """Semantic validity: substance, consistency, grounding."""
+
+    passed: bool
+    """Whether the grade resolved to a pass."""
+    grade: Unit | None = None
+    """Combined Wall grade; null when the Wall did not run."""
+    resolution: WallResolution = WallResolution.NOT_RUN
+    """How the grade was resolved."""
+    issues: tuple[WallIssue, ...] = ()
+    """Every issue found."""
+
+
+class Stage1Result(WireModel):
+    """Floor and Wall, run on every node."""
+
+    passed: bool
+    """Floor and Wall both passed."""
+    floor: FloorResult
+    """The structural check."""
+    wall: WallResult
+    """The semantic check; not run when the Floor failed."""
+
+
+class BiasCheck(WireModel):
+    """Position-bias control for a pairwise comparison (BC-EVAL-004)."""
+
+    forward: Unit
+    """P(candidate better) with the candidate shown first."""
+    reverse: Unit
+    """P(candidate better) with the candidate shown second."""
+    disagreement: Unit
+    """|forward - reverse|."""
+    flagged: bool
+    """Disagreement above 0.3: position bias detected."""
+    retried: bool = False
+    """Whether the pair was run again after a flag."""
+    preference: Unit
+    """Mean of both orders; 0.5 is a tie."""
+
+
+class CeilingStatus(StrEnum):
+    """Whether the Ceiling produced scores."""
+
+    SCORED = "scored"
+    INDETERMINATE = "indeterminate"
+
+
+class Stage2Result(WireModel):
+    """The Ceiling evaluation, run only when escalated."""
+
+    status: CeilingStatus
+    """Scored, or indeterminate when the judge failed (never a 0 score)."""
+    model: str
+    """The judge that scored."""
+    error: str | None = None
+    """The judge's failure, when indeterminate."""
+    length_normalised: bool = True
+    """Scores were corrected for output length (verbosity bias)."""
+    bias: BiasCheck | None = None
+    """Pairwise position-bias check, when a baseline was given."""
+    calls: Annotated[int, Field(ge=0)] = 0
+    """Judge calls made."""
+
+
+__all__ = [
+    "BiasCheck",
+    "CeilingStatus",
+    "FloorResult",
+    "Stage1Result",
+    "Stage2Result",
+    "Violation",
+    "WallIssue",
+    "WallResolution",
+    "WallResult",
+]
