@@ -26,7 +26,11 @@ TASK = "bench.bare.roundtrip"
 _SETTINGS = Settings()
 app = Celery("bench-bare")
 app.conf.update(
-    {**celery_config(_SETTINGS), "task_routes": {TASK: {"queue": QUEUE}}, "task_default_queue": QUEUE}
+    {
+        **celery_config(_SETTINGS),
+        "task_routes": {TASK: {"queue": QUEUE}},
+        "task_default_queue": QUEUE,
+    }
 )
 
 

@@ -10,7 +10,7 @@ import uuid
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import redis
 
@@ -179,5 +179,5 @@ def wait_for_entries(
 
 def entries(client: redis.Redis, stream: str) -> list[tuple[str, dict[str, str]]]:
     """Every entry of ``stream`` as (id, fields) in text, oldest first."""
-    raw: list[tuple[bytes, dict[bytes, bytes]]] = client.xrange(stream)
+    raw = cast(list[tuple[bytes, dict[bytes, bytes]]], client.xrange(stream))
     return [(i.decode(), {k.decode(): v.decode() for k, v in f.items()}) for i, f in raw]

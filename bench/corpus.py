@@ -1,3 +1,4 @@
+# ruff: noqa: E501  (template sentences are kept whole, one per line, so they read as text)
 """Generates ``bench/corpus/corpus.jsonl``: labelled node outputs for recall and economics.
 
 Every item is built from templates with seeded variation (topics, names, numbers, which
@@ -26,7 +27,7 @@ from collections import Counter
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 from bench.common import CORPUS_PATH
 
@@ -135,7 +136,9 @@ class Gen:
     def topic(self) -> dict[str, Any]:
         return self.rng.choice(TOPICS)
 
-    def add(self, kind: str, defect: str, expected: str, variant: str, content: str, **kw: Any) -> None:
+    def add(
+        self, kind: str, defect: str, expected: str, variant: str, content: str, **kw: Any
+    ) -> None:
         self.counter[kind] += 1
         ident = f"{kind}-{self.counter[kind]:03d}"
         self.items.append(Item(ident, kind, defect, expected, variant, content, **kw))
@@ -158,37 +161,47 @@ class Gen:
             f"Retries use exponential backoff with jitter, capped at {r.choice([3, 5])} attempts.",
         ]
 
-    def paragraph(self, t: dict[str, Any], count: int) -> str:
-        chosen = self.facts(t)
-        first, rest = chosen[0], chosen[1:]
+    #: Tasks, and the facts (by index) a good answer to each must contain.
+    TEXT_TASKS: ClassVar[tuple[tuple[str, tuple[int, ...]], ...]] = (
+        (
+            "Summarise the current {service} service design and its main operational risk.",
+            (0, 1, 3),
+        ),
+        ("Describe how the {service} service scales and what the main risk is.", (0, 2, 3)),
+        ("Write a short status note on the {service} service for the {owner} team.", (0, 5, 6)),
+    )
+
+    def paragraph(self, t: dict[str, Any], count: int, needed: tuple[int, ...] = (0,)) -> str:
+        facts = self.facts(t)
+        rest = [f for i, f in enumerate(facts) if i not in needed]
         self.rng.shuffle(rest)
-        return " ".join([first, *rest[: count - 1]])
+        chosen = [facts[i] for i in needed] + rest[: max(0, count - len(needed))]
+        return " ".join(chosen)
 
     def text_task(self, t: dict[str, Any]) -> str:
-        return self.rng.choice(
-            [
-                f"Summarise the current {t['service']} service design and its main operational risk.",
-                f"Describe how the {t['service']} service scales and what the main risk is.",
-                f"Write a short status note on the {t['service']} service for the {t['owner']} team.",
-            ]
-        )
+        return self.rng.choice(self.TEXT_TASKS)[0].format(**t)
 
-    def cited(self, t: dict[str, Any]) -> str:
+    def answered(self, t: dict[str, Any], count: int) -> tuple[str, str]:
+        template, needed = self.rng.choice(self.TEXT_TASKS)
+        return self.paragraph(t, count, needed), template.format(**t)
+
+    def cited(self, t: dict[str, Any], body: str) -> str:
         author, year, title = self.rng.choice(REAL_REFS)
-        style = self.rng.random()
-        if style < 0.5:
+        if self.rng.random() < 0.5:
             return (
-                f"{self.paragraph(t, 4)} The retry policy follows the guidance in [1].\n\n"
+                f"{body} The retry policy follows the guidance in [1].\n\n"
                 f"[1] {author}, {title}, {year}."
             )
-        return f"{self.paragraph(t, 4)} Backoff with jitter avoids retry storms ({author.split()[0]}, {year})."
+        return f"{body} Backoff with jitter avoids retry storms ({author.split()[0]}, {year})."
 
     def text_items(self) -> None:
         r = self.rng
         for i in range(16):
             t = self.topic()
-            content = self.cited(t) if i % 4 == 0 else self.paragraph(t, r.randint(4, 7))
-            self.add("text", "none", "pass", "good", content, task=self.text_task(t))
+            content, task = self.answered(t, r.randint(4, 7))
+            if i % 4 == 0:
+                content = self.cited(t, content)
+            self.add("text", "none", "pass", "good", content, task=task)
         # filler
         for variant in ("placeholder", "vacuous", "repeated", "lorem", "insert"):
             t = self.topic()
@@ -227,7 +240,9 @@ class Gen:
                 "schedule": " The backfill runs once a night at 02:00 UTC. Because the backfill "
                 "runs every fifteen minutes, its batches stay small.",
             }[variant]
-            self.add("text", "contradiction", "wall_fail", variant, base + extra, task=self.text_task(t))
+            self.add(
+                "text", "contradiction", "wall_fail", variant, base + extra, task=self.text_task(t)
+            )
         # fabricated citations
         for variant in ("future_year", "dangling", "claim", "ancient_year", "plausible_url"):
             t = self.topic()
@@ -244,12 +259,22 @@ class Gen:
                 "https://engineering.example-cloud.com/posts/2023/zero-lock-migrations-at-scale "
                 "(Okafor, 2023).",
             }[variant]
-            self.add("text", "fabricated_citation", "wall_fail", variant, base + extra, task=self.text_task(t))
+            self.add(
+                "text",
+                "fabricated_citation",
+                "wall_fail",
+                variant,
+                base + extra,
+                task=self.text_task(t),
+            )
         # missing required content (contract)
         for _ in range(3):
             t = self.topic()
             self.add(
-                "text", "missing_required", "floor_fail", "required_term",
+                "text",
+                "missing_required",
+                "floor_fail",
+                "required_term",
                 self.paragraph(t, 4),
                 task=f"Write the {t['service']} incident summary; it must name the rollback step.",
                 contract={"required_fields": ["rollback"], "min_length": 80},
@@ -265,9 +290,13 @@ class Gen:
                 )
                 task = f"Give five recommendations to reduce the {t['service']} service migration risk."
             else:
-                content = self.paragraph(t, 3) + " The second phase moves the remaining rows and the"
+                content = (
+                    self.paragraph(t, 3) + " The second phase moves the remaining rows and the"
+                )
                 task = self.text_task(t)
-            self.add("text", "ceiling_only", "pass", variant, content, task=task, ceiling_defect=True)
+            self.add(
+                "text", "ceiling_only", "pass", variant, content, task=task, ceiling_defect=True
+            )
 
     # ---------------------------------------------------------------- markdown
     def md_doc(self, t: dict[str, Any], sections: list[str]) -> str:
@@ -291,7 +320,11 @@ class Gen:
             t = self.topic()
             keep = ["Overview", *r.sample(all_sections[1:], r.randint(2, 4))]
             self.add(
-                "markdown", "none", "pass", "good", self.md_doc(t, keep),
+                "markdown",
+                "none",
+                "pass",
+                "good",
+                self.md_doc(t, keep),
                 task=f"Write the {t['service']} migration plan with its risks.",
                 contract={"required_fields": ["Overview"]},
             )
@@ -307,21 +340,33 @@ class Gen:
                 "lorem": f"# {s.title()} migration plan\n\n## Overview\n\nLorem ipsum dolor sit amet, "
                 "consectetur adipiscing elit.\n\n## Risks\n\nLorem ipsum dolor sit amet.\n",
             }[variant]
-            self.add("markdown", "empty_filler", "wall_fail", variant, content,
-                     task=f"Write the {s} migration plan with its risks.")
+            self.add(
+                "markdown",
+                "empty_filler",
+                "wall_fail",
+                variant,
+                content,
+                task=f"Write the {s} migration plan with its risks.",
+            )
         for variant in ("negation", "quantity", "paraphrase", "negation"):
             t = self.topic()
             doc = self.md_doc(t, ["Overview", "Risks", "Rollback plan"])
             extra = {
-                "negation": f"\n## Notes\n\nThe backfill is safe to run during business hours. "
+                "negation": "\n## Notes\n\nThe backfill is safe to run during business hours. "
                 "Writes pause for at most a second. The backfill is not safe to run during business hours.\n",
                 "quantity": "\n## Notes\n\nThere are 3 phases in this plan. Phase two is the longest. "
                 "In total there are 4 phases, each with its own sign-off.\n",
                 "paraphrase": "\n## Notes\n\nThe old schema is kept for a week after the cut-over. "
                 "The old schema is dropped immediately at cut-over to free disk space.\n",
             }[variant]
-            self.add("markdown", "contradiction", "wall_fail", variant, doc + extra,
-                     task=f"Write the {t['service']} migration plan with its risks.")
+            self.add(
+                "markdown",
+                "contradiction",
+                "wall_fail",
+                variant,
+                doc + extra,
+                task=f"Write the {t['service']} migration plan with its risks.",
+            )
         for variant in ("dangling", "future_year", "malformed_url", "claim"):
             t = self.topic()
             doc = self.md_doc(t, ["Overview", "Risks"])
@@ -335,12 +380,21 @@ class Gen:
                 "claim": "\n## Why now\n\nResearch shows that 92% of migrations fail without a "
                 "rolling backfill. It is well known that locks always cause outages.\n",
             }[variant]
-            self.add("markdown", "fabricated_citation", "wall_fail", variant, doc + extra,
-                     task=f"Write the {t['service']} migration plan with its risks.")
+            self.add(
+                "markdown",
+                "fabricated_citation",
+                "wall_fail",
+                variant,
+                doc + extra,
+                task=f"Write the {t['service']} migration plan with its risks.",
+            )
         for _ in range(5):
             t = self.topic()
             self.add(
-                "markdown", "missing_required", "floor_fail", "missing_heading",
+                "markdown",
+                "missing_required",
+                "floor_fail",
+                "missing_heading",
                 self.md_doc(t, ["Overview", "Risks", "Monitoring"]),
                 task=f"Write the {t['service']} migration plan; it must include a rollback plan.",
                 contract={"required_fields": ["Overview", "Rollback plan"]},
@@ -351,14 +405,24 @@ class Gen:
                 content = (
                     self.md_doc(t, ["Overview", "Risks"]) + "\n## Rollback plan\n\n## Monitoring\n"
                 )
-                task = f"Write the {t['service']} migration plan with risks, rollback and monitoring."
+                task = (
+                    f"Write the {t['service']} migration plan with risks, rollback and monitoring."
+                )
             elif variant == "fewer_items":
-                content = self.md_doc(t, ["Overview"]) + "\n## Steps\n\n1. Snapshot the table\n2. Run the backfill\n"
+                content = (
+                    self.md_doc(t, ["Overview"])
+                    + "\n## Steps\n\n1. Snapshot the table\n2. Run the backfill\n"
+                )
                 task = f"Write the {t['service']} migration plan as six steps."
             else:
-                content = self.md_doc(t, ["Overview", "Risks"]) + "\n## Rollback plan\n\nStop the job, then restore"
+                content = (
+                    self.md_doc(t, ["Overview", "Risks"])
+                    + "\n## Rollback plan\n\nStop the job, then restore"
+                )
                 task = f"Write the {t['service']} migration plan with its risks."
-            self.add("markdown", "ceiling_only", "pass", variant, content, task=task, ceiling_defect=True)
+            self.add(
+                "markdown", "ceiling_only", "pass", variant, content, task=task, ceiling_defect=True
+            )
 
     # ---------------------------------------------------------------- python
     def py_functions(self, t: dict[str, Any]) -> dict[str, str]:
@@ -397,7 +461,8 @@ class Gen:
                 "def parse_duration(text: str) -> int:\n"
                 '    """Seconds in a duration such as 1h30m or 45s."""\n'
                 "    units = {'h': 3600, 'm': 60, 's': 1}\n"
-                r"    parts = re.findall(r'(\d+)([hms])', text)" "\n"
+                r"    parts = re.findall(r'(\d+)([hms])', text)"
+                "\n"
                 "    if not parts:\n"
                 "        raise ValueError(f'not a duration: {text!r}')\n"
                 "    return sum(int(n) * units[u] for n, u in parts)\n"
@@ -408,6 +473,18 @@ class Gen:
                 f"    return sum(row.get('{t['cols'][3]}', 0) for row in rows)\n"
             ),
         }
+
+    def py_task(self, t: dict[str, Any], names: list[str]) -> str:
+        e = t["entity"]
+        wanted = {
+            "slug": f"a function that turns a {e} title into a URL slug",
+            "chunks": f"a function that splits {e} items into chunks of a given size",
+            "backoff": "a function that returns jittered exponential backoff delays",
+            "dedupe": f"a function that removes repeated {e} ids, keeping their order",
+            "duration": "a function that parses durations such as 1h30m into seconds",
+            "total": f"a function that totals the {t['cols'][3]} field over rows",
+        }
+        return "Write " + ", and ".join(wanted[n] for n in names) + "."
 
     def py_module(self, t: dict[str, Any], names: list[str]) -> str:
         funcs = self.py_functions(t)
@@ -420,23 +497,53 @@ class Gen:
         for _ in range(16):
             t = self.topic()
             names = r.sample(keys, r.randint(1, 3))
-            self.add("python", "none", "pass", "good", self.py_module(t, names),
-                     task=f"Write helper functions for the {t['service']} service.")
+            self.add(
+                "python",
+                "none",
+                "pass",
+                "good",
+                self.py_module(t, names),
+                task=self.py_task(t, names),
+            )
         breakers: list[tuple[str, Callable[[str], str]]] = [
-            ("missing_colon", lambda s: s.replace(") -> str:\n", ") -> str\n", 1).replace(") -> int:\n", ") -> int\n", 1).replace(") -> list[float]:\n", ") -> list[float]\n", 1).replace(") -> list[str]:\n", ") -> list[str]\n", 1).replace(") -> list[list[int]]:\n", ") -> list[list[int]]\n", 1)),
+            (
+                "missing_colon",
+                lambda s: (
+                    s.replace(") -> str:\n", ") -> str\n", 1)
+                    .replace(") -> int:\n", ") -> int\n", 1)
+                    .replace(") -> list[float]:\n", ") -> list[float]\n", 1)
+                    .replace(") -> list[str]:\n", ") -> list[str]\n", 1)
+                    .replace(") -> list[list[int]]:\n", ") -> list[list[int]]\n", 1)
+                ),
+            ),
             ("unclosed_paren", lambda s: s.replace("return ", "return (", 1)),
             ("bad_indent", lambda s: s.replace("\n    return", "\n  return", 1)),
-            ("unterminated_string", lambda s: s.replace('"""\n', '\n', 1)),
+            ("unterminated_string", lambda s: s.replace('"""\n', "\n", 1)),
             ("py2_print", lambda s: s + "\nprint 'done'\n"),
             ("truncated", lambda s: s[: int(len(s) * 0.6)]),
             ("flask_example", lambda s: "def handle_route(\n    return jsonify({'status': 'ok')\n"),
-            ("missing_colon", lambda s: s.replace(") -> str:\n", ") -> str\n", 1).replace(") -> int:\n", ") -> int\n", 1).replace(") -> list[float]:\n", ") -> list[float]\n", 1).replace(") -> list[str]:\n", ") -> list[str]\n", 1).replace(") -> list[list[int]]:\n", ") -> list[list[int]]\n", 1)),
+            (
+                "missing_colon",
+                lambda s: (
+                    s.replace(") -> str:\n", ") -> str\n", 1)
+                    .replace(") -> int:\n", ") -> int\n", 1)
+                    .replace(") -> list[float]:\n", ") -> list[float]\n", 1)
+                    .replace(") -> list[str]:\n", ") -> list[str]\n", 1)
+                    .replace(") -> list[list[int]]:\n", ") -> list[list[int]]\n", 1)
+                ),
+            ),
         ]
         for variant, breaker in breakers:
             t = self.topic()
             content = breaker(self.py_module(t, r.sample(keys, 2)))
-            self.add("python", "syntax_error", "floor_fail", variant, content,
-                     task=f"Write helper functions for the {t['service']} service.")
+            self.add(
+                "python",
+                "syntax_error",
+                "floor_fail",
+                variant,
+                content,
+                task=f"Write helper functions for the {t['service']} service.",
+            )
         for variant in ("pass_stubs", "not_implemented", "todo_stub", "ellipsis"):
             t = self.topic()
             e = t["entity"]
@@ -452,8 +559,14 @@ class Gen:
                 f"def validate_{e}(record: dict[str, str]) -> bool:\n"
                 f'    """Check a {e} record."""\n{body}'
             )
-            self.add("python", "empty_filler", "wall_fail", variant, content,
-                     task=f"Write a loader and validator for {e} records.")
+            self.add(
+                "python",
+                "empty_filler",
+                "wall_fail",
+                variant,
+                content,
+                task=f"Write a loader and validator for {e} records.",
+            )
         for variant in ("redefinition", "redefinition", "docstring_lies"):
             t = self.topic()
             e = t["entity"]
@@ -472,8 +585,14 @@ class Gen:
                     '    """The n newest rows, newest first."""\n'
                     "    return sorted(rows, key=lambda row: row['created_at'])[:n]\n"
                 )
-            self.add("python", "contradiction", "wall_fail", variant, content,
-                     task=f"Write helpers for {e} records.")
+            self.add(
+                "python",
+                "contradiction",
+                "wall_fail",
+                variant,
+                content,
+                task=f"Write helpers for {e} records.",
+            )
         for variant in ("undefined_helpers", "hallucinated_module", "undefined_helper"):
             t = self.topic()
             e = t["entity"]
@@ -500,16 +619,27 @@ class Gen:
                     '    """Match rows to payouts with the vendor helper."""\n'
                     "    return [m.id for m in auto_match_payouts(rows, strict=True)]\n"
                 )
-            self.add("python", "fabricated_citation", "wall_fail", variant, content,
-                     task=f"Write a sync helper for {e} records.")
+            self.add(
+                "python",
+                "fabricated_citation",
+                "wall_fail",
+                variant,
+                content,
+                task=f"Write a sync helper for {e} records.",
+            )
         for _ in range(4):
             t = self.topic()
             e = t["entity"]
-            self.add("python", "missing_required", "floor_fail", "missing_function",
-                     self.py_module(t, ["chunks", "dedupe"]),
-                     task=f"Write parse_{e}(line) and helpers.",
-                     contract={"required_fields": [f"parse_{e}"]})
-        for variant in ("bare_except", "eval", "mutable_default", "bare_except", "none_eq"):
+            self.add(
+                "python",
+                "missing_required",
+                "floor_fail",
+                "missing_function",
+                self.py_module(t, ["chunks", "dedupe"]),
+                task=f"Write parse_{e}(line) and helpers.",
+                contract={"required_fields": [f"parse_{e}"]},
+            )
+        for variant in ("bare_except", "eval", "mutable_default", "bare_except", "swallowed"):
             t = self.topic()
             e = t["entity"]
             content = {
@@ -533,16 +663,25 @@ class Gen:
                     "    batch.append(record)\n"
                     "    return batch\n"
                 ),
-                "none_eq": (
-                    f"def {e}_status(record: dict[str, str]) -> str:\n"
-                    '    """The status, or unknown."""\n'
-                    "    if record.get('status') == None:\n"
-                    "        return 'unknown'\n"
-                    "    return record['status']\n"
+                "swallowed": (
+                    "import logging\n\n\n"
+                    f"def save_{e}(store: dict[str, dict[str, str]], record: dict[str, str]) -> None:\n"
+                    f'    """Store a {e} record by id."""\n'
+                    "    try:\n"
+                    "        store[record['id']] = record\n"
+                    "    except Exception:\n"
+                    "        pass\n"
                 ),
             }[variant]
-            self.add("python", "ceiling_only", "pass", variant, content,
-                     task=f"Write a helper for {e} records.", ceiling_defect=True)
+            self.add(
+                "python",
+                "ceiling_only",
+                "pass",
+                variant,
+                content,
+                task=f"Write a helper for {e} records.",
+                ceiling_defect=True,
+            )
 
     # ---------------------------------------------------------------- json
     def record(self, t: dict[str, Any]) -> dict[str, Any]:
@@ -561,7 +700,7 @@ class Gen:
             "endpoints": [f"/{t['entity']}s", f"/{t['entity']}s/{{id}}"],
         }
 
-    SCHEMA: dict[str, Any] = {
+    SCHEMA: ClassVar[dict[str, Any]] = {
         "type": "object",
         "required": ["service", "owner", "replicas", "status", "risks"],
         "properties": {
@@ -587,8 +726,15 @@ class Gen:
         task = "Return the service health record as JSON with its risks."
         for _ in range(16):
             t = self.topic()
-            self.add("json", "none", "pass", "good", self.dump(self.record(t)),
-                     task=task, contract={"json_schema": self.SCHEMA})
+            self.add(
+                "json",
+                "none",
+                "pass",
+                "good",
+                self.dump(self.record(t)),
+                task=task,
+                contract={"json_schema": self.SCHEMA},
+            )
         syntax: list[tuple[str, Callable[[str], str]]] = [
             ("trailing_comma", lambda s: s.replace('"\n', '",\n', 1).replace("]\n}", "],\n}")),
             ("single_quotes", lambda s: s.replace('"', "'")),
@@ -601,8 +747,15 @@ class Gen:
         ]
         for variant, breaker in syntax:
             t = self.topic()
-            self.add("json", "syntax_error", "floor_fail", variant, breaker(self.dump(self.record(t))),
-                     task=task, contract={"json_schema": self.SCHEMA})
+            self.add(
+                "json",
+                "syntax_error",
+                "floor_fail",
+                variant,
+                breaker(self.dump(self.record(t))),
+                task=task,
+                contract={"json_schema": self.SCHEMA},
+            )
         schema_breaks: list[tuple[str, Callable[[dict[str, Any]], None]]] = [
             ("string_number", lambda d: d.update(replicas="three")),
             ("missing_property", lambda d: d.pop("owner")),
@@ -621,19 +774,37 @@ class Gen:
             t = self.topic()
             doc = self.record(t)
             mutate(doc)
-            self.add("json", "schema_violation", "floor_fail", variant, self.dump(doc),
-                     task=task, contract={"json_schema": self.SCHEMA})
+            self.add(
+                "json",
+                "schema_violation",
+                "floor_fail",
+                variant,
+                self.dump(doc),
+                task=task,
+                contract={"json_schema": self.SCHEMA},
+            )
         for variant in ("blank_values", "tbd_values", "empty_object"):
             t = self.topic()
-            doc: Any = {
-                "blank_values": {"service": t["service"], "owner": "", "replicas": None,
-                                 "status": None, "risks": [], "endpoints": [""]},
-                "tbd_values": {"service": t["service"], "owner": "TBD", "replicas": 1,
-                               "status": "healthy", "risks": ["TBD", "TBD"],
-                               "source": "placeholder"},
+            filler: Any = {
+                "blank_values": {
+                    "service": t["service"],
+                    "owner": "",
+                    "replicas": None,
+                    "status": None,
+                    "risks": [],
+                    "endpoints": [""],
+                },
+                "tbd_values": {
+                    "service": t["service"],
+                    "owner": "TBD",
+                    "replicas": 1,
+                    "status": "healthy",
+                    "risks": ["TBD", "TBD"],
+                    "source": "placeholder",
+                },
                 "empty_object": {},
             }[variant]
-            self.add("json", "empty_filler", "wall_fail", variant, self.dump(doc), task=task)
+            self.add("json", "empty_filler", "wall_fail", variant, self.dump(filler), task=task)
         for variant in ("count_mismatch", "count_mismatch", "status_conflict"):
             t = self.topic()
             doc = self.record(t)
@@ -641,9 +812,18 @@ class Gen:
                 doc["risk_count"] = len(doc["risks"]) + r.choice([1, 2])
             else:
                 doc["status"] = "healthy"
-                doc["evidence"] = "All replicas are down and every health check has failed since 02:00."
-            self.add("json", "contradiction", "wall_fail", variant, self.dump(doc),
-                     task=task, contract={"json_schema": self.SCHEMA})
+                doc["evidence"] = (
+                    "All replicas are down and every health check has failed since 02:00."
+                )
+            self.add(
+                "json",
+                "contradiction",
+                "wall_fail",
+                variant,
+                self.dump(doc),
+                task=task,
+                contract={"json_schema": self.SCHEMA},
+            )
         for variant in ("malformed_url", "claim", "future_year"):
             t = self.topic()
             doc = self.record(t)
@@ -652,52 +832,101 @@ class Gen:
                 "claim": "According to recent studies, 95% of companies see this failure mode.",
                 "future_year": "Failure model from (Ivanova et al., 2039).",
             }[variant]
-            self.add("json", "fabricated_citation", "wall_fail", variant, self.dump(doc),
-                     task=task, contract={"json_schema": self.SCHEMA})
+            self.add(
+                "json",
+                "fabricated_citation",
+                "wall_fail",
+                variant,
+                self.dump(doc),
+                task=task,
+                contract={"json_schema": self.SCHEMA},
+            )
         for _ in range(4):
             t = self.topic()
             doc = self.record(t)
             doc.pop("endpoints")
-            self.add("json", "missing_required", "floor_fail", "missing_key", self.dump(doc),
-                     task=task + " Include its endpoints.",
-                     contract={"required_fields": ["service", "endpoints"]})
+            self.add(
+                "json",
+                "missing_required",
+                "floor_fail",
+                "missing_key",
+                self.dump(doc),
+                task=task + " Include its endpoints.",
+                contract={"required_fields": ["service", "endpoints"]},
+            )
         for _ in range(3):
             t = self.topic()
             doc = self.record(t)
             doc["ports"] = [8080, "8443", 9090]
-            self.add("json", "ceiling_only", "pass", "mixed_array", self.dump(doc),
-                     task=task, contract={"json_schema": self.SCHEMA}, ceiling_defect=True)
+            self.add(
+                "json",
+                "ceiling_only",
+                "pass",
+                "mixed_array",
+                self.dump(doc),
+                task=task,
+                contract={"json_schema": self.SCHEMA},
+                ceiling_defect=True,
+            )
 
     # ---------------------------------------------------------------- sql
-    def sql_good(self, t: dict[str, Any]) -> str:
+    def sql_good(self, t: dict[str, Any]) -> tuple[str, str]:
         r = self.rng
-        c = t["cols"]
+        c, tbl = t["cols"], t["table"]
         other, alias, key = t["other"]
-        status = t["status"][0]
         shapes = [
-            f"SELECT {c[0]}, {c[1]}, {c[3]}\nFROM {t['table']}\nWHERE {c[4]} >= DATE '2024-01-01'\n"
-            f"ORDER BY {c[3]} DESC\nLIMIT {r.choice([50, 100, 500])};",
-            f"SELECT {c[1]}, COUNT(*) AS n\nFROM {t['table']}\nGROUP BY {c[1]}\nHAVING COUNT(*) > {r.randint(2, 9)};",
-            f"SELECT x.{c[0]}, x.{c[3]}, {alias}.{key}\nFROM {t['table']} AS x\n"
-            f"JOIN {other} AS {alias} ON {alias}.{key} = x.{c[1]}\nWHERE x.{c[3]} > {r.randint(1, 99)};",
-            f"WITH recent AS (\n  SELECT {c[0]}, {c[1]} FROM {t['table']}\n  WHERE {c[4]} > DATE '2024-03-01'\n)\n"
-            f"SELECT {c[1]}, COUNT(*) AS n FROM recent GROUP BY {c[1]};",
-            f"UPDATE {t['table']}\nSET {c[3]} = {c[3]} + 1\nWHERE {c[0]} = {r.randint(100, 999)};",
-            f"DELETE FROM {t['table']}\nWHERE {c[4]} < DATE '2020-01-01' AND {c[0]} IN "
-            f"(SELECT {c[0]} FROM archived_{t['table']});",
-            f"SELECT {c[0]}, {c[2]}\nFROM {t['table']}\nWHERE {c[1]} = {r.randint(1, 999)} AND "
-            f"{c[3]} IS NOT NULL;",
+            (
+                f"SELECT {c[0]}, {c[1]}, {c[3]}\nFROM {tbl}\nWHERE {c[4]} >= DATE '2024-01-01'\n"
+                f"ORDER BY {c[3]} DESC\nLIMIT {r.choice([50, 100, 500])};",
+                f"List {tbl} since January 2024 with the largest {c[3]} first, capped.",
+            ),
+            (
+                f"SELECT {c[1]}, COUNT(*) AS n\nFROM {tbl}\nGROUP BY {c[1]}\n"
+                f"HAVING COUNT(*) > {r.randint(2, 9)};",
+                f"Count {tbl} per {c[1]} and keep the frequent ones.",
+            ),
+            (
+                f"SELECT x.{c[0]}, x.{c[3]}, {alias}.{key}\nFROM {tbl} AS x\n"
+                f"JOIN {other} AS {alias} ON {alias}.{key} = x.{c[1]}\nWHERE x.{c[3]} > {r.randint(1, 99)};",
+                f"Join {tbl} to {other} and select rows with a high {c[3]}.",
+            ),
+            (
+                f"WITH recent AS (\n  SELECT {c[0]}, {c[1]} FROM {tbl}\n  WHERE {c[4]} > DATE '2024-03-01'\n)\n"
+                f"SELECT {c[1]}, COUNT(*) AS n FROM recent GROUP BY {c[1]};",
+                f"Count recent {tbl} per {c[1]}.",
+            ),
+            (
+                f"UPDATE {tbl}\nSET {c[3]} = {c[3]} + 1\nWHERE {c[0]} = {r.randint(100, 999)};",
+                f"Increment {c[3]} of one row of {tbl} by id.",
+            ),
+            (
+                f"DELETE FROM {tbl}\nWHERE {c[4]} < DATE '2020-01-01' AND {c[0]} IN "
+                f"(SELECT {c[0]} FROM archived_{tbl});",
+                f"Delete {tbl} rows older than 2020 that were already archived.",
+            ),
+            (
+                f"SELECT {c[0]}, {c[2]}\nFROM {tbl}\nWHERE {c[1]} = {r.randint(1, 999)} AND "
+                f"{c[3]} IS NOT NULL;",
+                f"Select {c[2]} of the {tbl} of one {c[1]}.",
+            ),
         ]
-        return r.choice(shapes).replace("status_placeholder", status)
+        return r.choice(shapes)
 
     def sql_items(self) -> None:
-        r = self.rng
         for _ in range(16):
             t = self.topic()
-            self.add("sql", "none", "pass", "good", self.sql_good(t),
-                     task=f"Write the query over {t['table']} for the {t['service']} report.")
-        for variant in ("dangling_where", "unclosed_paren", "missing_comma", "typo_keyword",
-                        "trailing_comma", "empty_set", "dangling_and", "unclosed_count"):
+            content, task = self.sql_good(t)
+            self.add("sql", "none", "pass", "good", content, task=task)
+        for variant in (
+            "dangling_where",
+            "unclosed_paren",
+            "missing_comma",
+            "typo_keyword",
+            "trailing_comma",
+            "empty_set",
+            "dangling_and",
+            "unclosed_count",
+        ):
             t = self.topic()
             c, tbl = t["cols"], t["table"]
             content = {
@@ -710,8 +939,14 @@ class Gen:
                 "dangling_and": f"SELECT {c[0]} FROM {tbl}\nWHERE {c[3]} > 5 AND",
                 "unclosed_count": f"SELECT COUNT(* FROM {tbl};",
             }[variant]
-            self.add("sql", "syntax_error", "floor_fail", variant, content,
-                     task=f"Write the query over {tbl}.")
+            self.add(
+                "sql",
+                "syntax_error",
+                "floor_fail",
+                variant,
+                content,
+                task=f"Write the query over {tbl}.",
+            )
         for variant in ("todo_comment", "select_one", "placeholder_table"):
             t = self.topic()
             content = {
@@ -719,18 +954,32 @@ class Gen:
                 "select_one": "SELECT 1;",
                 "placeholder_table": f"SELECT column_name FROM placeholder_table; -- {t['table']} TBD",
             }[variant]
-            self.add("sql", "empty_filler", "wall_fail", variant, content,
-                     task=f"Write the query over {t['table']} for the {t['service']} report.")
+            self.add(
+                "sql",
+                "empty_filler",
+                "wall_fail",
+                variant,
+                content,
+                task=f"Write the query over {t['table']} for the {t['service']} report.",
+            )
         for variant in ("two_values", "two_values", "impossible_range"):
             t = self.topic()
             c, tbl = t["cols"], t["table"]
             a, b = t["status"]
             if variant == "two_values":
-                content = f"SELECT {c[0]}, {c[1]}\nFROM {tbl}\nWHERE status = '{a}' AND status = '{b}';"
+                content = (
+                    f"SELECT {c[0]}, {c[1]}\nFROM {tbl}\nWHERE status = '{a}' AND status = '{b}';"
+                )
             else:
                 content = f"SELECT {c[0]}\nFROM {tbl}\nWHERE {c[3]} > 100 AND {c[3]} < 50;"
-            self.add("sql", "contradiction", "wall_fail", variant, content,
-                     task=f"Write the query over {tbl}.")
+            self.add(
+                "sql",
+                "contradiction",
+                "wall_fail",
+                variant,
+                content,
+                task=f"Write the query over {tbl}.",
+            )
         for variant in ("unknown_alias", "unknown_aliases", "invented_table"):
             t = self.topic()
             c, tbl = t["cols"], t["table"]
@@ -739,16 +988,33 @@ class Gen:
                 "unknown_aliases": f"SELECT x.{c[0]}, z.region, q.score\nFROM {tbl} AS x\nWHERE p.active = TRUE;",
                 "invented_table": f"SELECT {c[0]}, risk_score\nFROM {t['service']}_ml_risk_predictions_v9\nWHERE risk_score > 0.9;",
             }[variant]
-            self.add("sql", "fabricated_citation", "wall_fail", variant, content,
-                     task=f"Write the query over {tbl}.")
+            self.add(
+                "sql",
+                "fabricated_citation",
+                "wall_fail",
+                variant,
+                content,
+                task=f"Write the query over {tbl}.",
+            )
         for _ in range(3):
             t = self.topic()
             c, tbl = t["cols"], t["table"]
-            self.add("sql", "missing_required", "floor_fail", "missing_column",
-                     f"SELECT {c[0]}, {c[3]}\nFROM {tbl}\nWHERE {c[3]} > 0\nLIMIT 100;",
-                     task=f"Select ids and {c[1]} from {tbl}.",
-                     contract={"required_fields": [c[1]]})
-        for variant in ("delete_no_where", "update_no_where", "delete_no_where", "cartesian", "star_unbounded"):
+            self.add(
+                "sql",
+                "missing_required",
+                "floor_fail",
+                "missing_column",
+                f"SELECT {c[0]}, {c[3]}\nFROM {tbl}\nWHERE {c[3]} > 0\nLIMIT 100;",
+                task=f"Select ids and {c[1]} from {tbl}.",
+                contract={"required_fields": [c[1]]},
+            )
+        for variant in (
+            "delete_no_where",
+            "update_no_where",
+            "delete_no_where",
+            "cartesian",
+            "star_unbounded",
+        ):
             t = self.topic()
             c, tbl = t["cols"], t["table"]
             other = t["other"][0]
@@ -758,14 +1024,27 @@ class Gen:
                 "cartesian": f"SELECT a.{c[0]}, b.{t['other'][2]}\nFROM {tbl} a\nCROSS JOIN {other} b;",
                 "star_unbounded": f"SELECT *\nFROM {tbl}\nORDER BY {c[4]} DESC;",
             }[variant]
-            self.add("sql", "ceiling_only", "pass", variant, content,
-                     task=f"Write the cleanup query over {tbl}.", ceiling_defect=True)
+            self.add(
+                "sql",
+                "ceiling_only",
+                "pass",
+                variant,
+                content,
+                task=f"Write the cleanup query over {tbl}.",
+                ceiling_defect=True,
+            )
 
 
 def generate(seed: int = SEED) -> list[Item]:
     """Every corpus item, deterministic for a seed."""
     gen = Gen(seed)
-    for build in (gen.text_items, gen.markdown_items, gen.python_items, gen.json_items, gen.sql_items):
+    for build in (
+        gen.text_items,
+        gen.markdown_items,
+        gen.python_items,
+        gen.json_items,
+        gen.sql_items,
+    ):
         build()
     return gen.items
 
@@ -794,9 +1073,15 @@ def main(argv: list[str] | None = None) -> None:
     classes = sorted({i.defect_class for i in items})
     from bench.common import table
 
-    print(table(["class", *kinds, "total"], [
-        [c, *(counts[(k, c)] for k in kinds), sum(counts[(k, c)] for k in kinds)] for c in classes
-    ]))
+    print(
+        table(
+            ["class", *kinds, "total"],
+            [
+                [c, *(counts[(k, c)] for k in kinds), sum(counts[(k, c)] for k in kinds)]
+                for c in classes
+            ],
+        )
+    )
     print(f"{len(items)} items; wrote {path}")
 
 

@@ -32,9 +32,17 @@ RESULTS = Path(__file__).parent / "results" / "judge_throughput.json"
 
 def start_server() -> tuple[subprocess.Popen[str], str]:
     proc = subprocess.Popen(
-        [sys.executable, "-m", "workers.judges.messages_server", "--port", "0",
-         "--latency-ms", str(LATENCY_S * 1000)],
-        stdout=subprocess.PIPE, text=True,
+        [
+            sys.executable,
+            "-m",
+            "workers.judges.messages_server",
+            "--port",
+            "0",
+            "--latency-ms",
+            str(LATENCY_S * 1000),
+        ],
+        stdout=subprocess.PIPE,
+        text=True,
     )
     assert proc.stdout is not None
     line = proc.stdout.readline()
@@ -45,8 +53,11 @@ def start_server() -> tuple[subprocess.Popen[str], str]:
 
 
 def task(i: int) -> JudgeTask:
-    return JudgeTask(tier=JudgeTier.CEILING, dimensions=CEILING_DIMENSIONS,
-                     output=NodeOutput(kind=OutputKind.TEXT, content=f"output number {i}"))
+    return JudgeTask(
+        tier=JudgeTier.CEILING,
+        dimensions=CEILING_DIMENSIONS,
+        output=NodeOutput(kind=OutputKind.TEXT, content=f"output number {i}"),
+    )
 
 
 def measure(judge: AnthropicJudge, threads: int) -> dict[str, float]:
@@ -58,16 +69,22 @@ def measure(judge: AnthropicJudge, threads: int) -> dict[str, float]:
         seconds = time.perf_counter() - started
     assert all(v.calls == 1 for v in verdicts)
     rate, bound = calls / seconds, threads / LATENCY_S
-    return {"threads": threads, "calls": calls, "seconds": round(seconds, 3),
-            "calls_per_s": round(rate, 1), "bound_per_s": bound,
-            "pct_of_bound": round(100 * rate / bound, 1)}
+    return {
+        "threads": threads,
+        "calls": calls,
+        "seconds": round(seconds, 3),
+        "calls_per_s": round(rate, 1),
+        "bound_per_s": bound,
+        "pct_of_bound": round(100 * rate / bound, 1),
+    }
 
 
 def main() -> None:
     proc, base_url = start_server()
     try:
-        settings = Settings(anthropic_api_key=SecretStr("test-key"), anthropic_base_url=base_url,
-                            judge_timeout_s=10)
+        settings = Settings(
+            anthropic_api_key=SecretStr("test-key"), anthropic_base_url=base_url, judge_timeout_s=10
+        )
         with AnthropicJudge(settings, max_connections=max(THREADS)) as judge:
             rows = [measure(judge, n) for n in THREADS]
     finally:
@@ -77,13 +94,24 @@ def main() -> None:
             proc.stdout.close()
     print(f"{'threads':>7} {'calls':>6} {'seconds':>8} {'calls/s':>8} {'bound':>6} {'%bound':>7}")
     for r in rows:
-        print(f"{r['threads']:>7} {r['calls']:>6} {r['seconds']:>8.2f} {r['calls_per_s']:>8.1f} "
-              f"{r['bound_per_s']:>6.0f} {r['pct_of_bound']:>6.1f}%")
+        print(
+            f"{r['threads']:>7} {r['calls']:>6} {r['seconds']:>8.2f} {r['calls_per_s']:>8.1f} "
+            f"{r['bound_per_s']:>6.0f} {r['pct_of_bound']:>6.1f}%"
+        )
     RESULTS.parent.mkdir(parents=True, exist_ok=True)
-    RESULTS.write_text(json.dumps({
-        "latency_s": LATENCY_S, "rounds": ROUNDS, "python": platform.python_version(),
-        "machine": platform.machine(), "rows": rows,
-    }, indent=2) + "\n")
+    RESULTS.write_text(
+        json.dumps(
+            {
+                "latency_s": LATENCY_S,
+                "rounds": ROUNDS,
+                "python": platform.python_version(),
+                "machine": platform.machine(),
+                "rows": rows,
+            },
+            indent=2,
+        )
+        + "\n"
+    )
     print(f"wrote {RESULTS}")
 
 

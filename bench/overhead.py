@@ -12,6 +12,7 @@ stream entry id is the Redis clock in ms).
 from __future__ import annotations
 
 import argparse
+import os
 import subprocess
 import time
 from collections.abc import Callable, Iterator
@@ -36,7 +37,7 @@ def bare_workers(url: str, env: dict[str, str]) -> Iterator[list[subprocess.Pope
     """One bare worker per fleet queue kind, same pool and concurrency, all on one queue."""
     tag = common.unique("bare")
     names = [f"{q.value}-{tag}@bench" for q in Queue]
-    full_env = {**common.os.environ, **env, "WINDAGS_REDIS_URL": url}
+    full_env = {**os.environ, **env, "WINDAGS_REDIS_URL": url}
     procs = [
         subprocess.Popen(
             bare_command(q, concurrency=DEFAULT_CONCURRENCY[q], name=n),
@@ -74,8 +75,7 @@ def _timed(
     got = common.wait_for_entries(client, stream, n, timeout_s)
     if got < n:
         raise RuntimeError(f"only {got} of {n} entries reached {stream} in {timeout_s:.0f}s")
-    ids = client.xrange(stream)
-    last_ms = max(common.entry_ms(i) for i, _ in ids)
+    last_ms = max(common.entry_ms(i) for i, _ in common.entries(client, stream))
     seconds = last_ms / 1000 - started
     return {
         "n": n,
@@ -116,7 +116,11 @@ def run_fleet(url: str, settings: Settings, n: int, *, timeout_s: float) -> dict
 
     def submit_to(dag: str, count: int) -> Callable[[], None]:
         objs: list[dict[str, Any]] = [common.review_obj(dag, f"n{i}") for i in range(count)]
-        return lambda: None if review_client.submit_many(objs) else None
+
+        def go() -> None:
+            review_client.submit_many(objs)
+
+        return go
 
     try:
         warm = common.unique("warm")
@@ -124,8 +128,9 @@ def run_fleet(url: str, settings: Settings, n: int, *, timeout_s: float) -> dict
         dag = common.unique("overhead")
         figures = _timed(client, settings.stream_key(dag), n, submit_to(dag, n), timeout_s)
         escalated = sum(
-            1 for _, f in common.entries(client, settings.stream_key(dag)) if '"stage2":{' in f[
-                "payload"]
+            1
+            for _, f in common.entries(client, settings.stream_key(dag))
+            if '"stage2":{' in f["payload"]
         )
         return {**figures, "escalated": escalated}
     finally:

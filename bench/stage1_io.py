@@ -11,12 +11,14 @@ Stage 2 worker process is the only thing being measured.
 The judge is the real ``AnthropicJudge`` (official SDK) against
 ``workers.judges.messages_server`` in its own process with 200 ms latency. The bound
 is concurrency / latency: what the pool could do if everything but the model were free.
-Rate = N / (last publish - first enqueue), after a warm-up round per configuration.
+Rate = N / (last publish - first enqueue), after a warm-up round per configuration;
+every output is unique, so the judge's content-hash cache never answers for the model.
 """
 
 from __future__ import annotations
 
 import argparse
+import os
 import signal
 import subprocess
 import time
@@ -53,7 +55,7 @@ def stage2_args(settings: Settings, dag: str, count: int) -> list[list[str]]:
     out = []
     for i in range(count):
         obj = common.review_obj(dag, f"n{i}", task=TASK, final_deliverable=True)
-        obj["output"]["content"] = f"{common.SAMPLE_TEXT} Review number {i}."
+        obj["output"]["content"] = f"{common.SAMPLE_TEXT} Review {dag} number {i}."
         request = common.build_request(obj)
         report = run_stage1(request)
         escalation = decide_escalation(request, stage2_price=price, stage1=report.stage1)
@@ -63,16 +65,16 @@ def stage2_args(settings: Settings, dag: str, count: int) -> list[list[str]]:
     return out
 
 
-def start_worker(url: str, env: dict[str, str], pool: str, concurrency: int) -> tuple[
-    subprocess.Popen[bytes], str
-]:
+def start_worker(
+    url: str, env: dict[str, str], pool: str, concurrency: int
+) -> tuple[subprocess.Popen[bytes], str]:
     """One Stage 2 worker process with ``pool`` and ``concurrency``."""
     name = f"{common.unique('s2')}@bench"
     command = worker_command(Queue.STAGE2, concurrency=concurrency, name=name)
     command[command.index("--pool") + 1] = pool
     proc = subprocess.Popen(
         command,
-        env={**common.os.environ, **env, "WINDAGS_REDIS_URL": url},
+        env={**os.environ, **env, "WINDAGS_REDIS_URL": url},
         start_new_session=True,
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,

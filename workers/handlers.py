@@ -7,6 +7,7 @@ judge, no broker needed.
 
 from __future__ import annotations
 
+import json
 import logging
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -48,10 +49,15 @@ Outcome = Hop | RetryLater | None
 
 def handle_stage1(raw: str, deps: Deps, *, traceparent: str | None = None) -> Outcome:
     """Floor and Wall; refuse bad input with an error entry, never a silent drop."""
-    dag, node, attempt = identity_of(raw)
-    identity = f"{dag}:{node}:{attempt}" if dag and node and attempt else digest(raw)
 
     def work() -> Outcome:
+        if not isinstance(raw, str):  # another producer sent a JSON value, not its text
+            kind = type(raw).__name__
+            wrong = InvalidRequest(
+                "(request)", f"the task argument must be a JSON string, not {kind}"
+            )
+            _publish_invalid(_as_text(raw), wrong, deps)
+            return None
         try:
             request = decode_request(
                 raw,
@@ -67,16 +73,16 @@ def handle_stage1(raw: str, deps: Deps, *, traceparent: str | None = None) -> Ou
         telemetry.note_stage1(request, report)
         return Hop(TaskName.ROUTER, (encode_request(request), report.model_dump_json()))
 
-    return _guarded(Queue.STAGE1, identity, raw, deps, work)
+    return _guarded(Queue.STAGE1, _identity(raw), raw, deps, work)
 
 
 def handle_router(
     request_json: str, report_json: str, deps: Deps, *, traceparent: str | None = None
 ) -> Outcome:
     """The escalation decision; publish at once when Stage 2 is not warranted."""
-    request = ReviewRequest.model_validate_json(request_json)
 
     def work() -> Outcome:
+        request = ReviewRequest.model_validate_json(request_json)
         report = Stage1Report.model_validate_json(report_json)
         settings = deps.settings
         escalation = decide_escalation(
@@ -94,16 +100,16 @@ def handle_router(
         publish(result, deps, traceparent=traceparent)
         return None
 
-    return _guarded(Queue.ROUTER, request.review_key, request_json, deps, work)
+    return _guarded(Queue.ROUTER, _identity(request_json), request_json, deps, work)
 
 
 def handle_stage2(
     request_json: str, routed_json: str, deps: Deps, *, traceparent: str | None = None
 ) -> Outcome:
     """The Ceiling. A finished judgement is cached so a redelivery never pays twice."""
-    request = ReviewRequest.model_validate_json(request_json)
 
     def work() -> Outcome:
+        request = ReviewRequest.model_validate_json(request_json)
         if deps.stream.is_published(request.review_key):
             return None
         routed = RoutedReview.model_validate_json(routed_json)
@@ -116,7 +122,7 @@ def handle_stage2(
         publish(result, deps, traceparent=traceparent)
         return None
 
-    return _guarded(Queue.STAGE2, request.review_key, request_json, deps, work)
+    return _guarded(Queue.STAGE2, _identity(request_json), request_json, deps, work)
 
 
 def publish(result: ReviewResult, deps: Deps, *, traceparent: str | None = None) -> None:
@@ -148,6 +154,22 @@ def _cached_ceiling(
     return stage2
 
 
+def _identity(raw: str) -> str:
+    """The review key when the body names one, else a digest: what tries are counted by.
+
+    Internal hops (router, stage2) carry requests stage1 already validated; one that
+    does not decode came from elsewhere and ends, bounded, as a poison entry.
+    """
+    text = _as_text(raw)
+    dag, node, attempt = identity_of(text)
+    return f"{dag}:{node}:{attempt}" if dag and node and attempt else digest(text)
+
+
+def _as_text(raw: object) -> str:
+    """``raw`` itself when text; else its JSON (a producer may send any JSON value)."""
+    return raw if isinstance(raw, str) else json.dumps(raw, default=repr)
+
+
 def _guarded(
     stage: Queue, identity: str, raw: str, deps: Deps, work: Callable[[], Outcome]
 ) -> Outcome:
@@ -176,6 +198,9 @@ def _guarded(
 
 
 def _give_up(raw: str, identity: str, message: str, tries: int, deps: Deps) -> None:
+    raw = _as_text(raw)
+    if deps.stream.is_published(_invalid_key(raw)):
+        return  # the same body, resent, was already answered with an invalid-request entry
     dag, node, attempt = identity_of(raw)
     error = ReviewError(
         dag_id=dag,
@@ -199,4 +224,9 @@ def _publish_invalid(raw: str, exc: InvalidRequest, deps: Deps) -> None:
         field=exc.field or None,
         message=exc.reason,
     )
-    deps.stream.publish_error(error, review_key=f"invalid:{digest(raw)}", raw=raw)
+    deps.stream.publish_error(error, review_key=_invalid_key(raw), raw=raw)
+
+
+def _invalid_key(raw: str) -> str:
+    """The dedup key of the error entry that refuses one request body."""
+    return f"invalid:{digest(raw)}"

@@ -51,6 +51,7 @@ if TYPE_CHECKING:
     from schemas.judging import JudgeTask, JudgeVerdict
     from schemas.request import ReviewRequest
     from schemas.result import EscalationDecision, ReviewResult
+    from workers.judges.base import Judge
 
 log = logging.getLogger("windags.telemetry")
 
@@ -80,9 +81,14 @@ class Telemetry:
 
 
 def _proxy() -> Telemetry:
-    """API proxies: no-ops until some provider is installed globally (ours or the host's)."""
+    """Telemetry before setup (or after a non-global shutdown).
+
+    The tracer is the API's proxy, so a host process's own provider still sees the client's
+    spans; the instruments are no-ops, so that a later setup does not register a second,
+    duplicate set through the proxy meter.
+    """
     return Telemetry(
-        tracer=trace.get_tracer(SCOPE), instruments=Instruments(metrics.get_meter(SCOPE))
+        tracer=trace.get_tracer(SCOPE), instruments=Instruments(metrics.NoOpMeter(SCOPE))
     )
 
 
@@ -469,6 +475,14 @@ def judge_call(task: JudgeTask, model: str) -> Iterator[JudgeCall]:
                 opened.set_attribute("error.type", error_class)
                 opened.set_status(Status(StatusCode.ERROR, str(exc)[:200]))
             raise
+
+
+def traced_evaluate(judge: Judge, task: JudgeTask) -> JudgeVerdict:
+    """``judge.evaluate(task)`` inside its span: model, tokens and cost, or the error's class."""
+    with judge_call(task, type(judge).__name__) as call:
+        verdict = judge.evaluate(task)
+        call.done(verdict)
+    return verdict
 
 
 def set_outcome(opened: Span, outcome: str) -> None:

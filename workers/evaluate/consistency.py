@@ -101,7 +101,7 @@ def _quantities(content: str) -> list[Finding]:
             _C,
             "ConflictingQuantity",
             f"the number of {noun}s is given as {', '.join(sorted(numbers))}",
-            0.35,
+            0.45,
             fix=f"State one number of {noun}s",
         )
         for noun, numbers in seen.items()

@@ -181,7 +181,7 @@ def _unknown_qualifiers(content: str) -> list[Finding]:
                         _G,
                         "UnknownReference",
                         f"{column.sql()} refers to {qualifier!r}, which no FROM or JOIN defines",
-                        0.35,
+                        0.45,
                         field=column.sql(),
                         fix=f"Join the table aliased {qualifier} or fix the alias",
                     )

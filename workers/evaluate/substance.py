@@ -14,7 +14,7 @@ from workers.evaluate.findings import Finding, finding, words
 
 _FILLER = re.compile(
     r"lorem ipsum|\bdolor sit amet\b|\bTODO\b|\bTBD\b|\bFIXME\b|\bplaceholder\b|"
-    r"\binsert (?:text|content|here)\b|\bas an ai\b|\bcontent goes here\b|\bxxx+\b|"
+    r"\binsert (?:text|content|here)\b|\[insert [^\]\n]{0,80}\]|\bas an ai\b|\bcontent goes here\b|\bxxx+\b|"
     r"\bblah\b|\betc\.? etc\b|\bsample text\b",
     re.I,
 )

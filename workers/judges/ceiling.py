@@ -31,11 +31,11 @@ def run_ceiling(request: ReviewRequest, report: Stage1Report, judge: Judge) -> S
         contract=request.contract,
     )
     try:
-        verdict = _evaluate(judge, task)
+        verdict = telemetry.traced_evaluate(judge, task)
     except JudgeError as exc:
         failed = Stage2Result(
             status=CeilingStatus.INDETERMINATE,
-            model=_model_of(judge),
+            model=type(judge).__name__,
             error=f"{type(exc).__name__}: {exc}",
         )
         return indeterminate_ceiling(report, failed, review_ms=_ms_since(started))
@@ -64,8 +64,8 @@ def _both_orders(
     check = None
     for attempt in range(2):
         try:
-            forward = _evaluate(judge, _pair(request, candidate_first=True))
-            reverse = _evaluate(judge, _pair(request, candidate_first=False))
+            forward = telemetry.traced_evaluate(judge, _pair(request, candidate_first=True))
+            reverse = telemetry.traced_evaluate(judge, _pair(request, candidate_first=False))
         except JudgeError:
             return check, verdicts
         verdicts += [forward, reverse]
@@ -93,18 +93,6 @@ def _pair(request: ReviewRequest, *, candidate_first: bool) -> JudgeTask:
         other=second,
         task=request.task,
     )
-
-
-def _evaluate(judge: Judge, task: JudgeTask) -> JudgeVerdict:
-    """One judge call inside its span: model, tokens and cost, or the error's class."""
-    with telemetry.judge_call(task, _model_of(judge)) as call:
-        verdict = judge.evaluate(task)
-        call.done(verdict)
-    return verdict
-
-
-def _model_of(judge: Judge) -> str:
-    return str(getattr(judge, "model_name", type(judge).__name__))
 
 
 def _ms_since(started: float) -> float:

@@ -46,6 +46,8 @@ _NUMBER_WORDS = {
     "nine": 9,
     "ten": 10,
 }
+#: Lines that end without a full stop by convention: list items, headings, table rows.
+_UNPUNCTUATED_LINE = re.compile(r"^\s*(?:[-*+]|\d+[.)]|#{1,6}|\|)\s")
 _LIST_ITEM = re.compile(r"^\s*(?:[-*+]|\d+[.)])\s+\S", re.M)
 _STOPWORDS = set(
     "a an the and or of to in on for with by from is are be as at it this that these those "
@@ -87,7 +89,7 @@ def _python_correctness(content: str) -> Measure:
         elif isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef) and any(
             isinstance(d, ast.List | ast.Dict | ast.Set) for d in node.args.defaults
         ):
-            penalty, notes = penalty + 0.15, [*notes, f"mutable default argument in {node.name}"]
+            penalty, notes = penalty + 0.2, [*notes, f"mutable default argument in {node.name}"]
         elif (
             isinstance(node, ast.Call)
             and isinstance(node.func, ast.Name)
@@ -154,7 +156,12 @@ def completeness(output: NodeOutput, task: str | None) -> Measure:
     notes: list[str] = []
     score = 0.92
     content = output.content.rstrip()
-    if output.kind in (OutputKind.TEXT, OutputKind.MARKDOWN) and _TRUNCATED_END.search(content):
+    last_line = content.rsplit("\n", 1)[-1]
+    if (
+        output.kind in (OutputKind.TEXT, OutputKind.MARKDOWN)
+        and _TRUNCATED_END.search(content)
+        and not _UNPUNCTUATED_LINE.match(last_line)
+    ):
         score, notes = score - 0.25, [*notes, "ends mid-sentence (truncated?)"]
     if output.kind is OutputKind.MARKDOWN:
         empty = _empty_sections(content)

@@ -1,0 +1,286 @@
+"""Stage 2 spend against defects caught: our router vs always, never and random escalation.
+
+A simulated fleet of DAG nodes is drawn from the labelled corpus (``bench/corpus``).
+Population model (fixed a priori, documented here, never tuned per item):
+
+- Skill: success rate ~ U(0.75, 0.98); stage novice/journeyman/expert with weights
+  0.2/0.3/0.5; breaker closed/half_open/open with weights 0.85/0.10/0.05.
+- Whether a node's output is defective: Bernoulli of the skill's true failure rate,
+  ``(1 - success) x stage factor x breaker penalty``, times log-normal noise (sigma 0.5)
+  because skill statistics are estimates; the router only sees the recorded statistics.
+  A defective node's output is a random defective corpus item (any class, Ceiling-only
+  ones included), a good node's a random good one.
+- Costs (USD): the node's own cost is log-normal, median $0.03 (sigma 0.8, clipped to
+  0.002..0.5); 0-5 downstream nodes, each log-normal median $0.04 (sigma 0.9), critical
+  with probability 0.3; cascade probability 0.6 (the seed's default). Hard flags drawn
+  independently: final deliverable 4%, feeds a human gate 3%, irreversible 2%.
+- Stage 2 cost is the engine's own estimate from the pricing table and the output size.
+
+"Defect caught": a defective output is caught when Stage 1 rejects it (Floor or Wall;
+the Wall's partial band fails on the critical path), or when it passes Stage 1, is
+escalated and the Ceiling (built-in judge) scores any dimension below 0.8. Nothing else
+counts; a good output flagged by Stage 1 or the Ceiling is a false alarm, reported
+apart. Every policy keeps Stage 1 and its short circuit: Stage 2 never runs on a node
+Stage 1 rejected. Policies: (a) ours = ``decide_escalation``; (b) always = every node
+that passed Stage 1; (c) never; (d) random = as many Stage-1 passes as ours escalated,
+chosen at random (averaged over draws). Figures are averaged over ``--seeds`` seeds.
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+import random
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from statistics import fmean
+from typing import Any
+
+from bench import common
+from bench.corpus import load
+from bench.review_corpus import Verdicts, item_request, judge_item
+from schemas.result import Stage1Result
+from workers.evaluate import decide_escalation, run_stage1
+from workers.judges.builtin import BuiltinJudge
+from workers.settings import Settings
+
+STAGES = (("novice", 0.2, 1.5), ("journeyman", 0.3, 1.2), ("expert", 0.5, 1.0))
+BREAKERS = (("closed", 0.85, 1.0), ("half_open", 0.10, 1.5), ("open", 0.05, 2.0))
+FLAG_RATES = {"final_deliverable": 0.04, "feeds_human_gate": 0.03, "irreversible": 0.02}
+POLICIES = ("ours", "always", "never", "random")
+RANDOM_DRAWS = 5
+
+
+@dataclass(frozen=True)
+class Node:
+    """One simulated node, reviewed."""
+
+    defective: bool
+    stage1_passed: bool
+    ceiling_flags: bool
+    escalate: bool
+    decided: bool
+    stage2_cost: float
+
+
+def _pick(rng: random.Random, table: Sequence[tuple[str, float, float]]) -> tuple[str, float]:
+    name, _, factor = rng.choices(table, weights=[w for _, w, _ in table])[0]
+    return name, factor
+
+
+def _lognormal(rng: random.Random, median: float, sigma: float) -> float:
+    return median * math.exp(rng.gauss(0.0, sigma))
+
+
+class Simulation:
+    """Draws nodes from the corpus and reviews them with the real engine."""
+
+    def __init__(self, items: list[dict[str, Any]]) -> None:
+        judge = BuiltinJudge()
+        self.good = [i for i in items if i["label"] == "good"]
+        self.bad = [i for i in items if i["label"] == "defect"]
+        self.verdicts: dict[str, Verdicts] = {i["id"]: judge_item(i, judge) for i in items}
+        self._stage1: dict[tuple[str, bool], Stage1Result] = {}
+        settings = Settings()
+        self.price = settings.price_of(settings.stage2_model)
+
+    def stage1(self, item: dict[str, Any], obj: dict[str, Any]) -> Stage1Result:
+        critical = any(d["critical"] for d in obj["downstream"])
+        key = (item["id"], critical)
+        if key not in self._stage1:
+            self._stage1[key] = run_stage1(item_request(item, **obj)).stage1
+        return self._stage1[key]
+
+    def node(self, rng: random.Random, index: int) -> Node:
+        success = rng.uniform(0.75, 0.98)
+        stage, stage_factor = _pick(rng, STAGES)
+        breaker, penalty = _pick(rng, BREAKERS)
+        true_fail = min(0.95, (1 - success) * stage_factor * penalty * _lognormal(rng, 1, 0.5))
+        defective = rng.random() < true_fail
+        item = rng.choice(self.bad if defective else self.good)
+        obj: dict[str, Any] = {
+            "node_id": f"n{index}",
+            "skill": {
+                "id": "sim",
+                "success_rate": round(success, 4),
+                "stage": stage,
+                "breaker": breaker,
+            },
+            "node_cost_usd": round(min(0.5, max(0.002, _lognormal(rng, 0.03, 0.8))), 5),
+            "downstream": [
+                {
+                    "node_id": f"d{k}",
+                    "cost_usd": round(_lognormal(rng, 0.04, 0.9), 5),
+                    "critical": rng.random() < 0.3,
+                }
+                for k in range(rng.randint(0, 5))
+            ],
+            "flags": {f: rng.random() < p for f, p in FLAG_RATES.items()},
+        }
+        stage1 = self.stage1(item, obj)
+        decision = decide_escalation(
+            item_request(item, **obj), stage2_price=self.price, stage1=stage1
+        )
+        return Node(
+            defective=defective,
+            stage1_passed=stage1.passed,
+            ceiling_flags=self.verdicts[item["id"]].ceiling_flags,
+            escalate=decision.escalate,
+            decided=decision.reason.value != "none",
+            stage2_cost=decision.stage2_cost,
+        )
+
+
+def _outcome(nodes: list[Node], escalated: list[bool]) -> dict[str, float]:
+    spend = sum(n.stage2_cost for n, e in zip(nodes, escalated, strict=True) if e)
+    caught = sum(
+        1
+        for n, e in zip(nodes, escalated, strict=True)
+        if n.defective and (not n.stage1_passed or (e and n.ceiling_flags))
+    )
+    false_alarms = sum(
+        1
+        for n, e in zip(nodes, escalated, strict=True)
+        if not n.defective and (not n.stage1_passed or (e and n.ceiling_flags))
+    )
+    return {
+        "stage2_spend_usd": spend,
+        "escalated": sum(escalated),
+        "escalation_rate": sum(escalated) / len(nodes),
+        "defects_caught": caught,
+        "false_alarms": false_alarms,
+    }
+
+
+def simulate(sim: Simulation, seed: int, nodes: int) -> dict[str, Any]:
+    """One seed: every policy on the same nodes."""
+    rng = random.Random(seed)
+    drawn = [sim.node(rng, i) for i in range(nodes)]
+    ours = [n.escalate for n in drawn]
+    passed = [i for i, n in enumerate(drawn) if n.stage1_passed]
+    k = min(sum(ours), len(passed))
+    randoms = []
+    for _ in range(RANDOM_DRAWS):
+        chosen = set(rng.sample(passed, k))
+        randoms.append(_outcome(drawn, [i in chosen for i in range(len(drawn))]))
+    random_mean = {key: fmean(r[key] for r in randoms) for key in randoms[0]}
+    return {
+        "nodes": nodes,
+        "defective": sum(n.defective for n in drawn),
+        "router_decided_rate": sum(n.decided for n in drawn) / nodes,
+        "ours": _outcome(drawn, ours),
+        "always": _outcome(drawn, [n.stage1_passed for n in drawn]),
+        "never": _outcome(drawn, [False] * nodes),
+        "random": random_mean,
+    }
+
+
+def _mean(runs: list[dict[str, Any]], policy: str, key: str) -> float:
+    return fmean(float(r[policy][key]) for r in runs)
+
+
+def plot(summary: dict[str, dict[str, float]], path: Path) -> None:
+    """Cost vs defects caught, one point per policy."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, ax = plt.subplots(figsize=(6, 4))
+    for policy in POLICIES:
+        s = summary[policy]
+        ax.scatter(s["stage2_spend_usd"], s["defects_caught"], s=60, label=policy)
+        ax.annotate(
+            f"{policy} ({s['escalation_rate']:.0%})",
+            (s["stage2_spend_usd"], s["defects_caught"]),
+            textcoords="offset points",
+            xytext=(6, -4),
+        )
+    ax.set_xlabel("Stage 2 spend (USD, mean per seed)")
+    ax.set_ylabel("defects caught (mean per seed)")
+    ax.set_title("Escalation policies: cost vs defects caught")
+    ax.legend(loc="lower right")
+    ax.grid(alpha=0.3)
+    fig.tight_layout()
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fig.savefig(path, dpi=120)
+    plt.close(fig)
+
+
+def run(
+    seeds: int = 5,
+    nodes: int = 2000,
+    *,
+    corpus: Path = common.CORPUS_PATH,
+    out_dir: Path | None = None,
+) -> dict[str, Any]:
+    """Simulate, print the table, write ``economics.json`` and ``economics.png``."""
+    sim = Simulation(load(corpus))
+    runs = [simulate(sim, 1000 + s, nodes) for s in range(seeds)]
+    keys = ("stage2_spend_usd", "escalated", "escalation_rate", "defects_caught", "false_alarms")
+    summary = {p: {k: round(_mean(runs, p, k), 4) for k in keys} for p in POLICIES}
+    always = summary["always"]
+    ours = summary["ours"]
+    spend_ratio = (
+        ours["stage2_spend_usd"] / always["stage2_spend_usd"] if always["stage2_spend_usd"] else 0.0
+    )
+    catch_ratio = (
+        ours["defects_caught"] / always["defects_caught"] if always["defects_caught"] else 0.0
+    )
+    defective = fmean(r["defective"] for r in runs)
+    rows = [
+        [
+            p,
+            summary[p]["stage2_spend_usd"],
+            summary[p]["escalation_rate"],
+            summary[p]["defects_caught"],
+            round(summary[p]["defects_caught"] / defective, 3) if defective else 0.0,
+            summary[p]["false_alarms"],
+        ]
+        for p in POLICIES
+    ]
+    print(
+        common.table(
+            ["policy", "spend_usd", "esc_rate", "caught", "of_defects", "false_alarms"], rows
+        )
+    )
+    print(
+        f"nodes/seed {nodes}, seeds {seeds}, defective/seed {defective:.1f}; ours spends "
+        f"{spend_ratio:.1%} of always-Stage-2 (goal <= 25%) and catches {catch_ratio:.1%} of "
+        f"what it catches (goal >= 95%); escalation rate {ours['escalation_rate']:.1%} "
+        "(seed: 15-20%)"
+    )
+    out = out_dir or common.RESULTS_DIR
+    png = out / "economics.png"
+    plot(summary, png)
+    figures: dict[str, Any] = {
+        "seeds": seeds,
+        "nodes_per_seed": nodes,
+        "defective_per_seed": round(defective, 2),
+        "router_decided_rate": round(fmean(r["router_decided_rate"] for r in runs), 4),
+        "policies": summary,
+        "spend_ratio_ours_over_always": round(spend_ratio, 4),
+        "catch_ratio_ours_over_always": round(catch_ratio, 4),
+        "goals": {
+            "spend_ratio_max": 0.25,
+            "catch_ratio_min": 0.95,
+            "escalation_rate": [0.15, 0.20],
+        },
+        "plot": str(png),
+    }
+    path = common.write_results("economics", figures, out_dir)
+    print(f"wrote {path} and {png}")
+    return figures
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
+    parser.add_argument("--seeds", type=int, default=5)
+    parser.add_argument("--nodes", type=int, default=2000)
+    args = parser.parse_args(argv)
+    run(args.seeds, args.nodes)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,106 @@
+"""The benchmarks run and write well-formed figures (never asserts timings)."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+from pathlib import Path
+
+import pytest
+
+from bench import corpus, economics, latency, overhead, recall, stage1_io
+from bench.common import CORPUS_PATH
+
+CLASSES = {
+    "none",
+    "syntax_error",
+    "schema_violation",
+    "missing_required",
+    "empty_filler",
+    "contradiction",
+    "fabricated_citation",
+    "ceiling_only",
+}
+
+
+@pytest.fixture(scope="module")
+def redis_server() -> None:
+    if shutil.which("redis-server") is None:
+        if os.environ.get("CI"):
+            pytest.fail("redis-server is not installed, and CI must have one")
+        pytest.skip("redis-server is not installed")
+
+
+def _load(path: Path) -> dict[str, object]:
+    data = json.loads(path.read_text())
+    assert isinstance(data, dict)
+    return data
+
+
+def test_corpus_is_labelled_and_the_shipped_file_matches_the_generator(tmp_path: Path) -> None:
+    items = corpus.generate()
+    assert len(items) >= 200
+    assert {i.kind for i in items} == {"python", "json", "sql", "markdown", "text"}
+    assert {i.defect_class for i in items} == CLASSES
+    assert {i.expected for i in items} == {"pass", "floor_fail", "wall_fail"}
+    written = corpus.write(items, tmp_path / "c.jsonl")
+    assert written.read_text() == CORPUS_PATH.read_text()
+
+
+def test_recall_reports_every_class(tmp_path: Path) -> None:
+    figures = recall.run(out_dir=tmp_path)
+    data = _load(tmp_path / "recall.json")
+    assert data["items"] == figures["items"] >= 200
+    rows = data["rows"]
+    assert isinstance(rows, list)
+    assert {r["class"] for r in rows} == CLASSES
+    for key in ("false_reject_rate_critical", "good_ceiling_false_flag_rate", "misses"):
+        assert key in data
+
+
+def test_economics_compares_four_policies_and_plots(tmp_path: Path) -> None:
+    economics.run(seeds=1, nodes=150, out_dir=tmp_path)
+    data = _load(tmp_path / "economics.json")
+    policies = data["policies"]
+    assert isinstance(policies, dict)
+    assert set(policies) == {"ours", "always", "never", "random"}
+    for figures in policies.values():
+        assert {"stage2_spend_usd", "escalation_rate", "defects_caught"} <= set(figures)
+    assert policies["never"]["stage2_spend_usd"] == 0
+    assert (tmp_path / "economics.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+@pytest.mark.integration
+@pytest.mark.usefixtures("redis_server")
+def test_overhead_measures_fleet_and_bare(tmp_path: Path) -> None:
+    overhead.run(20, out_dir=tmp_path, timeout_s=60)
+    data = _load(tmp_path / "overhead.json")
+    for run in ("bare", "fleet"):
+        figures = data[run]
+        assert isinstance(figures, dict)
+        assert figures["n"] == 20 and figures["seconds"] > 0
+    assert isinstance(data["ratio_fleet_over_bare"], float)
+
+
+@pytest.mark.integration
+@pytest.mark.usefixtures("redis_server")
+def test_latency_reports_percentiles(tmp_path: Path) -> None:
+    latency.run(1.0, (20,), out_dir=tmp_path)
+    rows = _load(tmp_path / "latency.json")["rows"]
+    assert isinstance(rows, list) and len(rows) == 1
+    assert rows[0]["received"] == rows[0]["submitted"] == 20
+    assert rows[0]["p50_ms"] <= rows[0]["p95_ms"] <= rows[0]["p99_ms"]
+
+
+@pytest.mark.integration
+@pytest.mark.usefixtures("redis_server")
+def test_stage2_io_measures_a_pool_against_its_bound(tmp_path: Path) -> None:
+    stage1_io.run((("threads", 4),), out_dir=tmp_path)
+    data = _load(tmp_path / "stage1_io.json")
+    assert data["measured_worker"] == "stage2"
+    rows = data["rows"]
+    assert isinstance(rows, list)
+    assert rows[0]["judged"] == rows[0]["reviews"]
+    assert rows[0]["bound_per_s"] == 20.0
+    assert isinstance(data["recommendation"], str)
