@@ -20,7 +20,6 @@ from tests.faults.support import (
 )
 from workers.client import ReviewClient
 from workers.fleet import LocalFleet, PrivateRedis, redis_answers
-from workers.queues import Queue
 from workers.settings import Settings
 
 FAULTS_REDIS_URL = os.environ.get("WINDAGS_FAULTS_REDIS_URL", "redis://127.0.0.1:6379/10")
@@ -52,19 +51,35 @@ def builtin_env() -> dict[str, str]:
 
 
 @pytest.fixture(scope="package")
-def builtin_settings(faults_redis_url: str, builtin_env: dict[str, str]) -> Settings:
-    """What the built-in fleet's workers read from their environment."""
-    return settings_for(builtin_env, faults_redis_url)
+def builtin_redis(faults_redis_url: str) -> Iterator[PrivateRedis]:
+    """The built-in fleet's own redis-server.
+
+    Queue names are not prefixed, so two fleets on one database (another run of the suite
+    at the same time) would take each other's tasks: every fleet here gets its own server.
+    """
+    server = private_redis()
+    yield server
+    server.stop()
 
 
 @pytest.fixture(scope="package")
-def builtin_fleet(
-    faults_redis_url: str, faults_db: redis.Redis, builtin_env: dict[str, str]
-) -> Iterator[LocalFleet]:
+def builtin_db(builtin_redis: PrivateRedis) -> Iterator[redis.Redis]:
+    """A client of the built-in fleet's Redis."""
+    client = redis.Redis.from_url(builtin_redis.url)
+    yield client
+    client.close()
+
+
+@pytest.fixture(scope="package")
+def builtin_settings(builtin_redis: PrivateRedis, builtin_env: dict[str, str]) -> Settings:
+    """What the built-in fleet's workers read from their environment."""
+    return settings_for(builtin_env, builtin_redis.url)
+
+
+@pytest.fixture(scope="package")
+def builtin_fleet(builtin_redis: PrivateRedis, builtin_env: dict[str, str]) -> Iterator[LocalFleet]:
     """One worker per queue, built-in judge, shared by the tests that do not kill it."""
-    for queue in Queue:
-        faults_db.delete(queue.value)
-    running = LocalFleet(faults_redis_url, extra_env=builtin_env, start_private_redis=False)
+    running = LocalFleet(builtin_redis.url, extra_env=builtin_env, start_private_redis=False)
     with running:
         running.wait_ready(timeout_s=90)
         yield running

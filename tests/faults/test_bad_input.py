@@ -302,13 +302,13 @@ def app(builtin_settings: Settings) -> Celery:
 @pytest.mark.slow
 @pytest.mark.timeout(150)
 def test_garbage_through_the_queue_becomes_error_entries_and_no_worker_dies(
-    builtin_fleet: LocalFleet, app: Celery, faults_db: redis.Redis, builtin_settings: Settings
+    builtin_fleet: LocalFleet, app: Celery, builtin_db: redis.Redis, builtin_settings: Settings
 ) -> None:
     dag = fresh_dag("bad")
     cases = _bad_bodies(dag)
     routable = [c for c in cases if c[1] is not None]
     unroutable_key = f"{builtin_settings.key_prefix}:results:_unroutable"
-    unroutable_before = faults_db.xlen(unroutable_key)
+    unroutable_before = builtin_db.xlen(unroutable_key)
     started = time.monotonic()
     for arg, _, _ in cases:
         app.send_task(TaskName.STAGE1.value, args=[arg])
@@ -318,16 +318,19 @@ def test_garbage_through_the_queue_becomes_error_entries_and_no_worker_dies(
         TaskName.STAGE1.value,
         args=[json.dumps(sample("good_python", dag_id=dag, node_id=good_node))],
     )
-    expected_unroutable = len({json.dumps(c[0]) for c in cases if c[1] is None})
+    # The worker reads a non-string argument as its JSON text (None is "null").
+    expected_unroutable = len(
+        {c[0] if isinstance(c[0], str) else json.dumps(c[0]) for c in cases if c[1] is None}
+    )
 
     def done() -> bool:
-        return faults_db.xlen(builtin_settings.stream_key(dag)) >= len(routable) + 1 and (
-            faults_db.xlen(unroutable_key) - unroutable_before >= expected_unroutable
+        return builtin_db.xlen(builtin_settings.stream_key(dag)) >= len(routable) + 1 and (
+            builtin_db.xlen(unroutable_key) - unroutable_before >= expected_unroutable
         )
 
     finished = wait_until(done, timeout_s=90)
     took_s = time.monotonic() - started
-    counted = count_stream(faults_db, builtin_settings, dag)
+    counted = count_stream(builtin_db, builtin_settings, dag)
     alive = {q.value: builtin_fleet.workers[q].poll() is None for q in Queue}
     builtin_fleet.wait_ready(timeout_s=20)  # every worker still answers ping
 
@@ -349,7 +352,7 @@ def test_garbage_through_the_queue_becomes_error_entries_and_no_worker_dies(
             wrong_code.append(f"{node}: {error.code}")
     duplicated = {n: c for n, c in per_node.items() if c > 1}
     unroutable_entries = [
-        e.payload for e in read_all(faults_db, unroutable_key)[unroutable_before:]
+        e.payload for e in read_all(builtin_db, unroutable_key)[unroutable_before:]
     ]
     assert all(isinstance(p, ReviewError) for p in unroutable_entries)
     record(

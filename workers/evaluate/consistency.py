@@ -3,18 +3,16 @@
 from __future__ import annotations
 
 import ast
-import json
 import re
 from collections import defaultdict
 from typing import Any
 
-import sqlglot
-import sqlglot.errors
 from sqlglot import exp
 
 from schemas.quality import Dimension
 from schemas.request import NodeOutput, OutputKind
 from workers.evaluate.findings import Finding, finding, sentences
+from workers.evaluate.parsed import ParseFailure, json_document, python_tree, sql_statements
 
 _C = Dimension.CONSISTENCY
 _NEGATIONS = re.compile(
@@ -110,9 +108,8 @@ def _quantities(content: str) -> list[Finding]:
 
 
 def _json_counts(content: str) -> list[Finding]:
-    try:
-        document = json.loads(content)
-    except (json.JSONDecodeError, RecursionError):
+    document = json_document(content)
+    if isinstance(document, ParseFailure):
         return []
     found: list[Finding] = []
     _walk_counts(document, "$", found, 0)
@@ -157,9 +154,8 @@ def _matching_list(stem: str | None, lists: dict[str, list[Any]]) -> str | None:
 
 
 def _python_redefinitions(content: str) -> list[Finding]:
-    try:
-        tree = ast.parse(content)
-    except SyntaxError:
+    tree = python_tree(content)
+    if isinstance(tree, ParseFailure):
         return []
     seen: set[str] = set()
     found: list[Finding] = []
@@ -181,14 +177,11 @@ def _python_redefinitions(content: str) -> list[Finding]:
 
 
 def _sql_conflicting_filters(content: str) -> list[Finding]:
-    try:
-        statements = sqlglot.parse(content)
-    except (sqlglot.errors.SqlglotError, RecursionError):
+    statements = sql_statements(content)
+    if isinstance(statements, ParseFailure):
         return []
     found: list[Finding] = []
     for statement in statements:
-        if statement is None:
-            continue
         for where in statement.find_all(exp.Where):
             values: dict[str, set[str]] = defaultdict(set)
             for eq in _conjuncts(where.this):

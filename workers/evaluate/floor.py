@@ -6,17 +6,15 @@ Every check is deterministic and cheap, so it runs before any model is asked.
 from __future__ import annotations
 
 import ast
-import json
 import re
 from collections.abc import Callable
 from typing import Any
 
-import sqlglot
-import sqlglot.errors
 from jsonschema import Draft202012Validator
 
 from schemas.request import NodeOutput, OutputContract, OutputKind
 from schemas.result import FloorResult, Violation
+from workers.evaluate.parsed import ParseFailure, json_document, python_tree, sql_statements
 
 _UNCLOSED_DEF = re.compile(r"^\s*(?:async\s+)?def\s+\w+\s*\((?![^\n]*\)\s*(?:->[^\n]*)?:)", re.M)
 
@@ -39,54 +37,46 @@ _PARSE_CODES = {"EmptyOutput", "SyntaxError", "JSONDecodeError", "SQLParseError"
 
 
 def _python(content: str) -> list[Violation]:
-    try:
-        ast.parse(content)
-    except SyntaxError as exc:
-        found = [
+    tree = python_tree(content)
+    if not isinstance(tree, ParseFailure):
+        return []
+    found = [_parse_violation("SyntaxError", tree)]
+    if _UNCLOSED_DEF.search(content):
+        found.append(
             Violation(
-                code="SyntaxError",
-                message=f"{exc.msg} (line {exc.lineno}, column {exc.offset})",
-                field=f"line {exc.lineno}",
+                code="IncompleteFunction",
+                message="a function definition's signature or body is not complete",
             )
-        ]
-        if _UNCLOSED_DEF.search(content):
-            found.append(
-                Violation(
-                    code="IncompleteFunction",
-                    message="a function definition's signature or body is not complete",
-                )
-            )
-        return found
-    return []
+        )
+    return found
 
 
 def _json(content: str) -> list[Violation]:
-    try:
-        json.loads(content)
-    except json.JSONDecodeError as exc:
-        return [
-            Violation(
-                code="JSONDecodeError",
-                message=f"{exc.msg} (line {exc.lineno}, column {exc.colno})",
-                field=f"line {exc.lineno}",
-            )
-        ]
-    except RecursionError:
-        return [Violation(code="JSONDecodeError", message="nesting too deep to parse")]
-    return []
+    document = json_document(content)
+    return (
+        [_parse_violation("JSONDecodeError", document)]
+        if isinstance(document, ParseFailure)
+        else []
+    )
 
 
 def _sql(content: str) -> list[Violation]:
-    try:
-        statements = sqlglot.parse(content, error_level=sqlglot.ErrorLevel.RAISE)
-    except sqlglot.errors.SqlglotError as exc:
-        first_line = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
-        return [Violation(code="SQLParseError", message=first_line[:300])]
-    except RecursionError:
-        return [Violation(code="SQLParseError", message="nesting too deep to parse")]
-    if not any(s is not None for s in statements):
-        return [Violation(code="SQLParseError", message="no SQL statement found")]
-    return []
+    statements = sql_statements(content)
+    return (
+        [_parse_violation("SQLParseError", statements)]
+        if isinstance(statements, ParseFailure)
+        else []
+    )
+
+
+def _parse_violation(code: str, failure: ParseFailure) -> Violation:
+    if failure.line is None:
+        return Violation(code=code, message=failure.message)
+    return Violation(
+        code=code,
+        message=f"{failure.message} (line {failure.line}, column {failure.column})",
+        field=f"line {failure.line}",
+    )
 
 
 def _no_parser(content: str) -> list[Violation]:
@@ -124,7 +114,7 @@ def _length_violations(content: str, contract: OutputContract) -> list[Violation
 def _contract_violations(output: NodeOutput, contract: OutputContract) -> list[Violation]:
     found: list[Violation] = []
     if output.kind is OutputKind.JSON:
-        document = json.loads(output.content)
+        document = json_document(output.content)
         if contract.json_schema is not None:
             found.extend(_schema_violations(document, contract.json_schema))
         found.extend(
@@ -172,7 +162,9 @@ def _heading_present(content: str, name: str) -> bool:
 
 
 def _name_defined(content: str, name: str) -> bool:
-    tree = ast.parse(content)
+    tree = python_tree(content)
+    if isinstance(tree, ParseFailure):
+        return False
     return any(
         (
             isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef)

@@ -12,13 +12,12 @@ import builtins
 import re
 from datetime import UTC, datetime
 
-import sqlglot
-import sqlglot.errors
 from sqlglot import exp
 
 from schemas.quality import Dimension
 from schemas.request import NodeOutput, OutputKind
 from workers.evaluate.findings import Finding, finding, sentences
+from workers.evaluate.parsed import ParseFailure, python_tree, sql_statements
 
 _G = Dimension.GROUNDING
 _MARKER = re.compile(r"\[(\d{1,3})\](?!:|\()")
@@ -119,9 +118,8 @@ def _claims(content: str) -> list[Finding]:
 
 
 def _undefined_names(content: str) -> list[Finding]:
-    try:
-        tree = ast.parse(content)
-    except SyntaxError:
+    tree = python_tree(content)
+    if isinstance(tree, ParseFailure):
         return []
     if any(
         isinstance(n, ast.ImportFrom) and any(a.name == "*" for a in n.names)
@@ -161,14 +159,11 @@ def _undefined_names(content: str) -> list[Finding]:
 
 
 def _unknown_qualifiers(content: str) -> list[Finding]:
-    try:
-        statements = sqlglot.parse(content)
-    except (sqlglot.errors.SqlglotError, RecursionError):
+    statements = sql_statements(content)
+    if isinstance(statements, ParseFailure):
         return []
     found: list[Finding] = []
     for statement in statements:
-        if statement is None:
-            continue
         known = {t.alias_or_name.lower() for t in statement.find_all(exp.Table)}
         known |= {t.name.lower() for t in statement.find_all(exp.Table)}
         known |= {c.alias.lower() for c in statement.find_all(exp.CTE)}

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import ast
-import json
 import re
 from collections import Counter
 from typing import Any
@@ -11,10 +10,12 @@ from typing import Any
 from schemas.quality import Dimension
 from schemas.request import NodeOutput, OutputKind
 from workers.evaluate.findings import Finding, finding, words
+from workers.evaluate.parsed import ParseFailure, json_document, python_tree
 
 _FILLER = re.compile(
     r"lorem ipsum|\bdolor sit amet\b|\bTODO\b|\bTBD\b|\bFIXME\b|\bplaceholder\b|"
-    r"\binsert (?:text|content|here)\b|\[insert [^\]\n]{0,80}\]|\bas an ai\b|\bcontent goes here\b|\bxxx+\b|"
+    r"\binsert (?:text|content|here)\b|\[insert [^\]\n]{0,80}\]|\bas an ai\b|"
+    r"\bcontent goes here\b|\bxxx+\b|"
     r"\bblah\b|\betc\.? etc\b|\bsample text\b",
     re.I,
 )
@@ -119,9 +120,8 @@ def _repetition(content: str) -> list[Finding]:
 
 
 def _python_stubs(content: str) -> list[Finding]:
-    try:
-        tree = ast.parse(content)
-    except SyntaxError:
+    tree = python_tree(content)
+    if isinstance(tree, ParseFailure):
         return []
     functions = [n for n in ast.walk(tree) if isinstance(n, ast.FunctionDef | ast.AsyncFunctionDef)]
     stubs = [f.name for f in functions if _is_stub(f.body)]
@@ -166,9 +166,8 @@ def _is_stub(body: list[ast.stmt]) -> bool:
 
 
 def _json_emptiness(content: str) -> list[Finding]:
-    try:
-        document = json.loads(content)
-    except (json.JSONDecodeError, RecursionError):
+    document = json_document(content)
+    if isinstance(document, ParseFailure):
         return []
     leaves = list(_leaves(document))
     if not leaves:

@@ -7,17 +7,15 @@ so that every score the built-in judge gives carries its justification.
 from __future__ import annotations
 
 import ast
-import json
 import re
 from collections.abc import Callable
 from typing import Any
 
-import sqlglot
-import sqlglot.errors
 from sqlglot import exp
 
 from schemas.request import NodeOutput, OutputKind
 from workers.evaluate.findings import sentences, words
+from workers.evaluate.parsed import ParseFailure, json_document, python_tree, sql_statements
 
 Measure = tuple[float, list[str]]
 
@@ -71,7 +69,9 @@ def correctness(output: NodeOutput) -> Measure:
 
 
 def _python_correctness(content: str) -> Measure:
-    tree = ast.parse(content)
+    tree = python_tree(content)
+    if isinstance(tree, ParseFailure):
+        return 0.0, [f"does not parse: {tree.message}"]
     notes: list[str] = []
     penalty = 0.0
     for node in ast.walk(tree):
@@ -103,10 +103,9 @@ def _python_correctness(content: str) -> Measure:
 def _sql_correctness(content: str) -> Measure:
     notes: list[str] = []
     penalty = 0.0
-    try:
-        statements = [s for s in sqlglot.parse(content) if s is not None]
-    except (sqlglot.errors.SqlglotError, RecursionError):
-        return 0.5, ["the statement could not be analysed"]
+    statements = sql_statements(content)
+    if isinstance(statements, ParseFailure):
+        return 0.0, [f"does not parse: {statements.message}"]
     for statement in statements:
         if isinstance(statement, exp.Delete | exp.Update) and statement.args.get("where") is None:
             penalty, notes = penalty + 0.5, [*notes, f"{statement.key.upper()} without WHERE"]
@@ -124,7 +123,9 @@ def _sql_correctness(content: str) -> Measure:
 
 
 def _json_correctness(content: str) -> Measure:
-    document = json.loads(content)
+    document = json_document(content)
+    if isinstance(document, ParseFailure):
+        return 0.0, [f"does not parse: {document.message}"]
     mixed = [path for path, items in _arrays(document, "$") if len({type(i) for i in items}) > 1]
     if mixed:
         return 0.75, [f"arrays mixing element types: {', '.join(mixed[:3])}"]
@@ -229,7 +230,9 @@ def clarity(output: NodeOutput) -> Measure:
 
 
 def _python_clarity(content: str) -> Measure:
-    tree = ast.parse(content)
+    tree = python_tree(content)
+    if isinstance(tree, ParseFailure):
+        return 0.3, ["does not parse, so it cannot be read as code"]
     functions = [n for n in ast.walk(tree) if isinstance(n, ast.FunctionDef | ast.AsyncFunctionDef)]
     notes: list[str] = []
     score = 0.92

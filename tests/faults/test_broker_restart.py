@@ -1,0 +1,138 @@
+"""Redis killed mid-run and restarted: nothing acknowledged is lost, the fleet resumes."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterator
+
+import pytest
+import redis
+
+from tests.faults.support import (
+    MIX,
+    FaultServer,
+    count_stream,
+    fleet_env,
+    fresh_dag,
+    marked,
+    private_redis,
+    record,
+    running_fault_server,
+    settings_for,
+    wait_until,
+)
+from workers.client import ReviewClient
+from workers.errors import BrokerUnavailableError
+from workers.fleet import LocalFleet, PrivateRedis
+from workers.queues import Queue
+
+pytestmark = [pytest.mark.integration, pytest.mark.slow]
+
+BEFORE = 180
+AFTER = 30
+OUTAGE_S = 6.0
+SUBMIT_BOUND_S = 15.0
+
+
+@pytest.fixture(scope="module")
+def server() -> Iterator[FaultServer]:
+    with running_fault_server(latency_s=0.1) as handle:
+        yield handle
+
+
+@pytest.fixture(scope="module")
+def aof_redis(faults_redis_url: str) -> Iterator[PrivateRedis]:
+    """A redis-server with AOF everysec, as production runs it."""
+    server = private_redis(appendonly=True)
+    yield server
+    server.stop()
+
+
+def _outage_submit(client: ReviewClient, body: dict[str, object]) -> tuple[str, float]:
+    started = time.monotonic()
+    try:
+        client.submit(body)
+    except BrokerUnavailableError:
+        return "BrokerUnavailableError", time.monotonic() - started
+    except Exception as exc:  # the test's point: any other type is a defect
+        return type(exc).__name__, time.monotonic() - started
+    return "accepted", time.monotonic() - started
+
+
+@pytest.mark.timeout(300)
+def test_a_redis_restart_loses_no_submission_and_workers_resume(
+    server: FaultServer, aof_redis: PrivateRedis
+) -> None:
+    env = fleet_env("br", judge="anthropic", server=server)
+    settings = settings_for(env, aof_redis.url)
+    dag = fresh_dag("br")
+    before = [marked(MIX[i % len(MIX)], dag, f"b{i:04d}") for i in range(BEFORE)]
+    after = [marked(MIX[i % len(MIX)], dag, f"a{i:04d}") for i in range(AFTER)]
+    fleet = LocalFleet(aof_redis.url, extra_env=env, start_private_redis=False)
+    client = ReviewClient(settings)
+    db = redis.Redis.from_url(aof_redis.url)
+    outage: list[tuple[str, float]] = []
+    try:
+        with fleet:
+            fleet.wait_ready(timeout_s=90)
+            keys = client.submit_many(before)
+            time.sleep(1.5)  # part of the batch is done, part in flight, part queued
+            done_at_kill = len(count_stream(db, settings, dag).results)
+            aof_redis.stop(kill=True)
+            down_at = time.monotonic()
+            for i in range(3):
+                outage.append(_outage_submit(client, marked("good_python", dag, f"o{i}")))
+            time.sleep(max(0.0, OUTAGE_S - (time.monotonic() - down_at)))
+            restarted = PrivateRedis(
+                port=aof_redis.port, appendonly=True, directory=aof_redis.directory
+            ).start()
+            aof_redis.process = restarted.process
+            back_at = time.monotonic()
+            survived_in_queue = sum(int(db.llen(q.value)) for q in Queue) + int(db.hlen("unacked"))
+            after_keys = client.submit_many(after)
+
+            def resumed() -> bool:
+                return not count_stream(db, settings, dag).lost(after_keys)
+
+            resumed_ok = wait_until(resumed, timeout_s=60, every_s=0.5)
+            resume_s = time.monotonic() - back_at
+            finished = wait_until(
+                lambda: not count_stream(db, settings, dag).lost(keys), timeout_s=90, every_s=1.0
+            )
+            all_done_s = time.monotonic() - back_at
+            wait_until(lambda: False, timeout_s=3)
+            counted = count_stream(db, settings, dag)
+            alive = all(p.poll() is None for p in fleet.workers.values())
+    finally:
+        client.close()
+        db.close()
+    lost = counted.lost(keys + after_keys)
+    outage_keys = [f"{dag}:o{i}:1" for i in range(3)]
+    record(
+        "broker_restart",
+        {
+            "submitted_before_kill": len(keys),
+            "done_at_kill": done_at_kill,
+            "in_queue_after_restart": survived_in_queue,
+            "outage_submits": [kind for kind, _ in outage],
+            "outage_submit_s": [round(s, 2) for _, s in outage],
+            "outage_s": OUTAGE_S,
+            "submitted_after_restart": len(after_keys),
+            "results": len(counted.results),
+            "errors": len(counted.errors),
+            "lost": len(lost),
+            "duplicated": len(counted.duplicated()),
+            "outage_reviews_on_stream": sum(counted.per_key[k] for k in outage_keys),
+            "resume_s": round(resume_s, 1),
+            "all_done_after_restart_s": round(all_done_s, 1),
+            "workers_alive": alive,
+        },
+    )
+    assert [kind for kind, _ in outage] == ["BrokerUnavailableError"] * 3
+    assert max(s for _, s in outage) < SUBMIT_BOUND_S
+    assert resumed_ok, "workers did not resume consuming after the restart"
+    assert finished, f"{len(lost)} submissions made before the kill were lost: {lost[:5]}"
+    assert lost == []
+    assert counted.duplicated() == {}
+    assert counted.errors == {}, list(counted.errors.values())[:3]
+    assert alive

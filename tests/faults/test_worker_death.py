@@ -1,0 +1,144 @@
+"""Workers killed with SIGKILL mid-run, again and again: no review lost, none duplicated."""
+
+from __future__ import annotations
+
+import os
+import random
+import time
+from collections.abc import Iterator
+
+import pytest
+import redis
+
+from tests.faults.support import (
+    MIX,
+    FaultServer,
+    count_stream,
+    fleet_env,
+    fresh_dag,
+    marked,
+    private_redis,
+    record,
+    running_fault_server,
+    settings_for,
+    wait_until,
+)
+from workers.client import ReviewClient
+from workers.fleet import LocalFleet, PrivateRedis
+from workers.queues import Queue
+
+pytestmark = [pytest.mark.integration, pytest.mark.slow]
+
+REVIEWS = 330
+KILL_ROUNDS = 3
+MODEL_LATENCY_S = 0.15
+SEED = int(os.environ.get("WINDAGS_FAULTS_SEED", "20240611"))
+
+
+@pytest.fixture(scope="module")
+def server() -> Iterator[FaultServer]:
+    """The judge is the real SDK against a local server slow enough that kills land mid-call."""
+    with running_fault_server(latency_s=MODEL_LATENCY_S) as handle:
+        yield handle
+
+
+@pytest.fixture(scope="module")
+def own_redis(faults_redis_url: str) -> Iterator[PrivateRedis]:
+    server = private_redis()
+    yield server
+    server.stop()
+
+
+@pytest.mark.timeout(300)
+def test_sigkilled_workers_lose_and_duplicate_nothing(
+    server: FaultServer, own_redis: PrivateRedis
+) -> None:
+    env = fleet_env("wd", judge="anthropic", server=server)
+    settings = settings_for(env, own_redis.url)
+    db = redis.Redis.from_url(own_redis.url)
+    rng = random.Random(SEED)
+    dag = fresh_dag("wd")
+    nodes = [f"n{i:04d}" for i in range(REVIEWS)]
+    requests = [marked(MIX[i % len(MIX)], dag, node) for i, node in enumerate(nodes)]
+    concurrency = {Queue.STAGE1: 6, Queue.ROUTER: 2, Queue.STAGE2: 6}
+    fleet = LocalFleet(
+        own_redis.url, concurrency=concurrency, extra_env=env, start_private_redis=False
+    )
+    client = ReviewClient(settings)
+    kills: list[str] = []
+    restarts = 0
+    try:
+        with fleet:
+            fleet.wait_ready(timeout_s=90)
+            started = time.monotonic()
+            keys = client.submit_many(requests)
+            # Kill each of stage1 and stage2 KILL_ROUNDS times, in a random order, at
+            # random moments while the batch runs; restart each victim after a moment.
+            victims = [Queue.STAGE1, Queue.STAGE2] * KILL_ROUNDS
+            rng.shuffle(victims)
+            for victim in victims:
+                time.sleep(rng.uniform(0.8, 2.5))
+                fleet.kill_worker(victim)
+                kills.append(f"{victim.value}@{time.monotonic() - started:.1f}s")
+                time.sleep(rng.uniform(0.2, 1.0))
+                fleet.start_worker(victim)
+                restarts += 1
+            fleet.wait_ready(timeout_s=90)
+            last_kill_s = time.monotonic() - started
+
+            def all_in() -> bool:
+                return not count_stream(db, settings, dag).lost(keys)
+
+            finished = wait_until(all_in, timeout_s=150, every_s=1.0)
+            done_s = time.monotonic() - started
+            # Redeliveries of work that already finished may still be in flight.
+            wait_until(lambda: False, timeout_s=3)
+            counted = count_stream(db, settings, dag)
+            reruns = {
+                f"{stage.value}_reruns": sum(
+                    int(db.get(k) or 0) - 1
+                    for k in db.scan_iter(f"{settings.key_prefix}:tries:{stage.value}:*")
+                )
+                for stage in (Queue.STAGE1, Queue.STAGE2)
+            }
+            leftovers = {
+                "queued": sum(int(db.llen(q.value)) for q in Queue),
+                "unacked": int(db.hlen("unacked")),
+            }
+    finally:
+        client.close()
+        db.close()
+    lost = counted.lost(keys)
+    duplicated = counted.duplicated()
+    calls = server.calls_per_marker(nodes)
+    escalated = sum(1 for r in counted.results.values() if r.stage2 is not None)
+    record(
+        "worker_death",
+        {
+            "seed": SEED,
+            "submissions": len(keys),
+            "kills": len(kills),
+            "kill_times": kills,
+            "restarts": restarts,
+            "results": len(counted.results),
+            "errors": len(counted.errors),
+            "entries": sum(counted.per_key.values()),
+            "lost": len(lost),
+            "duplicated": len(duplicated),
+            "stage2_results": escalated,
+            "model_calls": sum(calls.values()),
+            "max_model_calls_per_review": max(calls.values()),
+            "last_kill_s": round(last_kill_s, 1),
+            "all_done_s": round(done_s, 1),
+            **reruns,
+            **leftovers,
+        },
+    )
+    assert finished, f"{len(lost)} reviews never reached the stream: {lost[:5]}"
+    assert lost == []
+    assert duplicated == {}
+    assert sum(counted.per_key.values()) == len(keys)
+    assert counted.errors == {}, list(counted.errors.values())[:3]
+    assert escalated == REVIEWS // len(MIX)
+    # The kills landed mid-task: some reviews ran a stage more than once.
+    assert sum(reruns.values()) > 0
