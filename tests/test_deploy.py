@@ -35,15 +35,6 @@ QUEUES = {"stage1", "router", "stage2"}
 K8S_VERSIONS = ["1.30.0", kubernetes_validate.utils.latest_version()]
 SOFT_SHUTDOWN_S = 30  # worker_soft_shutdown_timeout
 PROBE = "celery -A workers.app inspect ping -d {node}@$HOSTNAME --timeout 5"
-# The Procfile lines (DESIGN; used when the repository has no Procfile yet).
-PROCFILE_DEFAULT = {
-    "stage1": "celery -A workers.app worker -Q stage1 -n stage1@%h --pool threads "
-    "--concurrency 16 --without-gossip --without-mingle",
-    "router": "celery -A workers.app worker -Q router -n router@%h --pool threads "
-    "--concurrency 4 --without-gossip --without-mingle",
-    "stage2": "celery -A workers.app worker -Q stage2 -n stage2@%h --pool threads "
-    "--concurrency 8 --prefetch-multiplier 1 --without-gossip --without-mingle",
-}
 # ConfigMap keys that are not worker settings.
 NON_SETTINGS_KEYS = {"KEDA_REDIS_ADDRESS"}
 
@@ -194,16 +185,14 @@ def celery_options(argv: list[str]) -> dict[str, str]:
 
 
 def procfile() -> dict[str, list[str]]:
-    path = REPO / "Procfile"
-    lines = PROCFILE_DEFAULT
-    if path.exists():
-        lines = dict(
-            (name.strip(), cmd.strip())
-            for name, _, cmd in (
-                ln.partition(":") for ln in path.read_text().splitlines()
-                if ln.strip() and not ln.lstrip().startswith("#")
-            )
+    text = (REPO / "Procfile").read_text()
+    lines = dict(
+        (name.strip(), cmd.strip())
+        for name, _, cmd in (
+            ln.partition(":") for ln in text.splitlines()
+            if ln.strip() and not ln.lstrip().startswith("#")
         )
+    )
     return {name: shlex.split(cmd) for name, cmd in lines.items() if name in QUEUES}
 
 

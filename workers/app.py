@@ -6,9 +6,12 @@ Why each reliability setting (see DESIGN.md, "What the stack really promises"):
   mid-task leaves it unacked and the broker redelivers it.
 - ``task_reject_on_worker_lost``: without it Celery acks the message of a pool process
   killed by a signal, and the review is lost.
-- ``task_acks_on_failure_or_timeout = False``: a task that fails in a way our handlers
-  could not catch (Redis gone while publishing) stays unacked and comes back; handlers
-  catch everything else and bound it with our own try counter.
+- ``task_acks_on_failure_or_timeout = False``: a failed task is not acked. Celery then
+  *rejects it without requeue*, which on Redis deletes it: so ``ReviewTask`` turns a
+  broker or Redis connection fault that escapes a task (Redis gone while publishing the
+  next hop) into ``Reject(requeue=True)``, and the message comes back (at once, or after
+  the visibility timeout while Redis is still down). Handlers catch everything else and
+  bound it with our own try counter.
 - ``visibility_timeout`` above every hard time limit, in all three places Celery reads it:
   Redis redelivers any message unacked for longer, even one still running.
 - prefetch of 1: a slow Stage 2 call holds no other message hostage (prefetched
@@ -21,10 +24,32 @@ from __future__ import annotations
 
 from typing import Any
 
-from celery import Celery
+import kombu.exceptions
+import redis
+from celery import Celery, Task
+from celery.exceptions import Reject
 
 from workers.queues import TASK_ROUTES, Queue
 from workers.settings import Settings
+
+#: Faults of the connection to Redis (broker, streams): retrying later may succeed.
+CONNECTION_FAULTS: tuple[type[BaseException], ...] = (
+    redis.ConnectionError,
+    redis.TimeoutError,
+    kombu.exceptions.OperationalError,
+    ConnectionError,
+)
+
+
+class ReviewTask(Task):  # type: ignore[misc]  # celery ships no type hints
+    """Requeue, never drop, a task whose Redis connection failed under it."""
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        """Run the task; a connection fault rejects the message back onto its queue."""
+        try:
+            return super().__call__(*args, **kwargs)
+        except CONNECTION_FAULTS as exc:
+            raise Reject(exc, requeue=True) from exc
 
 
 def celery_config(settings: Settings) -> dict[str, Any]:
@@ -69,7 +94,7 @@ def celery_config(settings: Settings) -> dict[str, Any]:
 
 def create_app(settings: Settings) -> Celery:
     """A Celery app for ``settings``; tasks are named through ``include``, not imported."""
-    celery = Celery("windags", include=["workers.tasks"])
+    celery = Celery("windags", include=["workers.tasks"], task_cls=ReviewTask)
     celery.conf.update(celery_config(settings))
     celery.conf.windags_settings = settings
     return celery

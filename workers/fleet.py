@@ -52,9 +52,11 @@ def worker_command(
         "--loglevel",
         loglevel,
     ]
-    if queue is Queue.STAGE2:
-        command += ["--prefetch-multiplier", "1"]
-    return command
+    # Stage 2 calls are long: reserve one at a time. Stage 1 and router tasks take
+    # milliseconds, so a few reserved ahead keep the pool busy and stay far inside the
+    # visibility timeout.
+    prefetch = 1 if queue is Queue.STAGE2 else 4
+    return [*command, "--prefetch-multiplier", str(prefetch)]
 
 
 def redis_answers(url: str, timeout_s: float = 1.0) -> bool:

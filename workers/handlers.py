@@ -129,7 +129,7 @@ def publish(result: ReviewResult, deps: Deps, *, traceparent: str | None = None)
     """Publish once, then charge the review's cost to its DAG once."""
     published = deps.stream.publish_result(result, traceparent=traceparent)
     telemetry.note_published(result, added=published.added, entry_id=published.entry_id)
-    if published.added:
+    if published.added and result.envelope.review_cost_usd > 0:
         key = f"{result.dag_id}:{result.node_id}:{result.attempt}"
         deps.ledger.charge(result.dag_id, key, result.envelope.review_cost_usd)
 

@@ -1,0 +1,65 @@
+"""Each Procfile line starts a real worker that answers Celery's own ping."""
+
+from __future__ import annotations
+
+import os
+import shlex
+import signal
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from workers.app import create_app
+from workers.queues import Queue
+from workers.settings import Settings
+
+pytestmark = pytest.mark.integration
+PROCFILE = Path(__file__).resolve().parents[2] / "Procfile"
+
+
+def procfile_commands() -> dict[str, list[str]]:
+    lines = [ln for ln in PROCFILE.read_text().splitlines() if ln.strip()]
+    return {name.strip(): shlex.split(cmd) for name, _, cmd in (ln.partition(":") for ln in lines)}
+
+
+def test_the_procfile_has_one_line_per_worker_kind() -> None:
+    assert sorted(procfile_commands()) == sorted(q.value for q in Queue)
+
+
+def test_every_procfile_line_starts_a_worker_that_answers_ping(
+    redis_url: str, tmp_path: Path
+) -> None:
+    url = redis_url.rsplit("/", 1)[0] + "/13"
+    env = {**os.environ, "WINDAGS_REDIS_URL": url, "WINDAGS_KEY_PREFIX": "procfile-test"}
+    processes = {}
+    for name, argv in procfile_commands().items():
+        assert argv[0] == "celery"
+        with (tmp_path / f"{name}.log").open("wb") as log:
+            processes[name] = subprocess.Popen(
+                [sys.executable, "-m", *argv],
+                env=env,
+                stdout=log,
+                stderr=subprocess.STDOUT,
+                start_new_session=True,
+            )
+    app = create_app(Settings(redis_url=url))
+    wanted = {f"{name}@{socket.gethostname()}" for name in processes}
+    answered: set[str] = set()
+    try:
+        deadline = time.monotonic() + 90
+        while time.monotonic() < deadline and not wanted <= answered:
+            exited = {n: p.returncode for n, p in processes.items() if p.poll() is not None}
+            assert not exited, f"workers exited: {exited}"
+            replies = app.control.ping(destination=sorted(wanted), timeout=1.0)
+            answered |= {name for reply in replies for name in reply}
+    finally:
+        for process in processes.values():
+            os.killpg(process.pid, signal.SIGTERM)
+        for process in processes.values():
+            process.wait(timeout=60)
+        app.close()
+    assert answered == wanted
