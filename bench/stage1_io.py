@@ -1,18 +1,21 @@
-"""Reviews/s one judge-calling worker process sustains against a 200 ms Messages API.
+"""Reviews/s one Stage 1 worker process sustains against a 200 ms Messages API.
 
-Which worker calls the model: in this code base Stage 1 (``handle_stage1`` ->
-``run_stage1(request)``) runs the deterministic Floor and Wall and calls no judge, even
-with ``WINDAGS_JUDGE_BACKEND=anthropic``; only Stage 2 (the Ceiling) does. So, as the
-issue asks in that case, this measures the **Stage 2 worker**: every request is flagged
-``final_deliverable`` (a hard escalation rule), Stage 1 and the router's decision are
-computed here, and the Stage 2 tasks are enqueued straight onto its queue, so that one
-Stage 2 worker process is the only thing being measured.
+With ``WINDAGS_JUDGE_BACKEND=anthropic`` Stage 1 calls the cheap model for the judged
+part of the Wall (``handle_stage1`` -> ``run_stage1(request, wall_judge=...)``, wall
+tier = ``stage1_model``), once per review whose output passes the Floor. This measures
+that worker: one Stage 1 worker process with the pool and concurrency under test, plus
+the fleet's ordinary router worker, so every review still goes stage1 -> router ->
+publication on the results stream. No request escalates (an expert skill, cheap
+downstream, no hard flags), so Stage 1 is the only caller of the model and no Stage 2
+worker runs.
 
-The judge is the real ``AnthropicJudge`` (official SDK) against
-``workers.judges.messages_server`` in its own process with 200 ms latency. The bound
-is concurrency / latency: what the pool could do if everything but the model were free.
-Rate = N / (last publish - first enqueue), after a warm-up round per configuration;
-every output is unique, so the judge's content-hash cache never answers for the model.
+The judge is the real ``AnthropicJudge`` (official SDK, behind the fleet's verdict cache
+and its Redis round trips) against ``workers.judges.messages_server`` in its own process
+(so it shares no GIL with the worker) with 200 ms latency. Every output is unique, so
+the content-hash verdict cache (``CachedJudge``) never answers for the model; a result
+counts as judged only if it shows the model's tokens and no judge error. The bound is
+concurrency / latency: what the pool could do if everything but the model were free.
+Rate = N / (last publish - first enqueue), after a warm-up round per configuration.
 """
 
 from __future__ import annotations
@@ -29,13 +32,11 @@ import redis
 
 from bench import common
 from bench.judge_throughput import LATENCY_S, start_server
-from schemas.hops import RoutedReview
-from schemas.result import CeilingStatus, ReviewResult
+from schemas.result import ReviewResult
 from workers.app import create_app
-from workers.evaluate import decide_escalation, run_stage1
-from workers.fleet import worker_command
-from workers.intake import encode_request
-from workers.queues import Queue, TaskName
+from workers.client import ReviewClient
+from workers.fleet import DEFAULT_CONCURRENCY, worker_command
+from workers.queues import Queue
 from workers.settings import Settings
 from workers.stream import parse_entry
 
@@ -46,31 +47,26 @@ CONFIGS: tuple[tuple[str, int], ...] = (
     ("prefork", 2),
 )
 ROUNDS = 8
-TASK = "Review the rollout plan for the billing service and name its risks."
+TASK = "Summarise how the nightly export bounds its memory use."
+JUDGE_ERROR = "JudgeIndeterminate"
 
 
-def stage2_args(settings: Settings, dag: str, count: int) -> list[list[str]]:
-    """Stage 2 task arguments for ``count`` final-deliverable reviews."""
-    price = settings.price_of(settings.stage2_model)
-    out = []
+def review_objs(dag: str, count: int) -> list[dict[str, Any]]:
+    """``count`` non-escalating reviews, each with its own output text."""
+    objs = []
     for i in range(count):
-        obj = common.review_obj(dag, f"n{i}", task=TASK, final_deliverable=True)
-        obj["output"]["content"] = f"{common.SAMPLE_TEXT} Review {dag} number {i}."
-        request = common.build_request(obj)
-        report = run_stage1(request)
-        escalation = decide_escalation(request, stage2_price=price, stage1=report.stage1)
-        assert escalation.escalate, "a final deliverable must escalate"
-        routed = RoutedReview(report=report, escalation=escalation)
-        out.append([encode_request(request), routed.model_dump_json()])
-    return out
+        obj = common.review_obj(dag, f"n{i}", task=TASK)
+        obj["output"]["content"] = f"{common.SAMPLE_TEXT} Run {dag}, batch report {i}."
+        objs.append(obj)
+    return objs
 
 
 def start_worker(
-    url: str, env: dict[str, str], pool: str, concurrency: int
+    url: str, env: dict[str, str], queue: Queue, pool: str, concurrency: int
 ) -> tuple[subprocess.Popen[bytes], str]:
-    """One Stage 2 worker process with ``pool`` and ``concurrency``."""
-    name = f"{common.unique('s2')}@bench"
-    command = worker_command(Queue.STAGE2, concurrency=concurrency, name=name)
+    """One worker process for ``queue`` with ``pool`` and ``concurrency``."""
+    name = f"{common.unique(queue.value)}@bench"
+    command = worker_command(queue, concurrency=concurrency, name=name)
     command[command.index("--pool") + 1] = pool
     proc = subprocess.Popen(
         command,
@@ -82,67 +78,75 @@ def start_worker(
     return proc, name
 
 
-def _wait_ping(settings: Settings, name: str, proc: subprocess.Popen[bytes]) -> None:
+def _wait_ping(settings: Settings, workers: dict[str, subprocess.Popen[bytes]]) -> None:
     probe = create_app(settings)
     try:
         deadline = time.monotonic() + 90
         while time.monotonic() < deadline:
-            if proc.poll() is not None:
-                raise RuntimeError(f"stage2 worker exited with {proc.returncode}")
-            replies = probe.control.ping(destination=[name], timeout=1.0)
-            if any(name in reply for reply in replies):
+            for name, proc in workers.items():
+                if proc.poll() is not None:
+                    raise RuntimeError(f"worker {name} exited with {proc.returncode}")
+            replies = probe.control.ping(destination=sorted(workers), timeout=1.0)
+            if set(workers) <= {n for reply in replies for n in reply}:
                 return
-        raise RuntimeError("stage2 worker did not answer ping")
+        raise RuntimeError("workers did not answer ping")
     finally:
         probe.close()
 
 
-def _batch(settings: Settings, client: redis.Redis, count: int) -> tuple[float, list[Any]]:
+def _batch(client: ReviewClient, redis_client: redis.Redis, count: int) -> tuple[float, list[Any]]:
     dag = common.unique("io")
-    args = stage2_args(settings, dag, count)
-    app = create_app(settings)
+    objs = review_objs(dag, count)
     started = time.time()
-    with app.producer_or_acquire() as producer:
-        for a in args:
-            app.send_task(TaskName.STAGE2.value, args=a, producer=producer)
-    app.close()
-    stream = settings.stream_key(dag)
-    got = common.wait_for_entries(client, stream, count, timeout_s=120)
+    client.submit_many(objs)
+    stream = client.settings.stream_key(dag)
+    got = common.wait_for_entries(redis_client, stream, count, timeout_s=180)
     if got < count:
-        raise RuntimeError(f"only {got} of {count} Stage 2 results arrived")
-    raw = common.entries(client, stream)
+        raise RuntimeError(f"only {got} of {count} results arrived")
+    raw = common.entries(redis_client, stream)
     last = max(common.entry_ms(i) for i, _ in raw)
     return last / 1000 - started, [parse_entry(f) for _, f in raw]
 
 
+def judged_by_stage1(result: object) -> bool:
+    """A result Stage 1's model judged (its tokens, no judge error) and nothing escalated."""
+    return (
+        isinstance(result, ReviewResult)
+        and result.stage2 is None
+        and not result.escalation.escalate
+        and result.envelope.tokens.input_tokens > 0
+        and not any(i.code == JUDGE_ERROR for i in result.stage1.wall.issues)
+    )
+
+
 def measure(url: str, env: dict[str, str], pool: str, concurrency: int) -> dict[str, Any]:
-    """Throughput of one Stage 2 worker with this pool, against its bound."""
+    """Throughput of one Stage 1 worker with this pool, against its bound."""
     settings = common.settings_for(url, env)
-    proc, name = start_worker(url, env, pool, concurrency)
+    stage1, stage1_name = start_worker(url, env, Queue.STAGE1, pool, concurrency)
+    router, router_name = start_worker(
+        url, env, Queue.ROUTER, "threads", DEFAULT_CONCURRENCY[Queue.ROUTER]
+    )
+    review_client = ReviewClient(settings)
     client = redis.Redis.from_url(url)
     try:
-        _wait_ping(settings, name, proc)
-        _batch(settings, client, concurrency)  # warm-up: imports, HTTP connections
+        _wait_ping(settings, {stage1_name: stage1, router_name: router})
+        _batch(review_client, client, concurrency)  # warm-up: imports, HTTP connections
         count = max(concurrency * ROUNDS, 30)
-        seconds, results = _batch(settings, client, count)
+        seconds, results = _batch(review_client, client, count)
     finally:
         client.close()
-        proc.send_signal(signal.SIGTERM)
-        proc.wait(timeout=60)
-    scored = [
-        r
-        for r in results
-        if isinstance(r, ReviewResult)
-        and r.stage2 is not None
-        and r.stage2.status is CeilingStatus.SCORED
-        and r.stage2.calls >= 1
-    ]
+        review_client.close()
+        for proc in (stage1, router):
+            proc.send_signal(signal.SIGTERM)
+        for proc in (stage1, router):
+            proc.wait(timeout=60)
     rate, bound = count / seconds, concurrency / LATENCY_S
     return {
         "pool": pool,
         "concurrency": concurrency,
         "reviews": count,
-        "judged": len(scored),
+        "judged": sum(1 for r in results if judged_by_stage1(r)),
+        "escalated": sum(1 for r in results if isinstance(r, ReviewResult) and r.stage2),
         "seconds": round(seconds, 3),
         "reviews_per_s": round(rate, 1),
         "bound_per_s": round(bound, 1),
@@ -151,7 +155,7 @@ def measure(url: str, env: dict[str, str], pool: str, concurrency: int) -> dict[
 
 
 def recommend(rows: list[dict[str, Any]]) -> str:
-    """The pool to run judge-calling workers with: the most reviews/s per process."""
+    """The pool to run Stage 1 workers with: the most reviews/s per process."""
     best = max(rows, key=lambda r: r["reviews_per_s"])
     prefork = [r for r in rows if r["pool"] == "prefork"]
     versus = (
@@ -161,7 +165,7 @@ def recommend(rows: list[dict[str, Any]]) -> str:
     )
     goal = "meets" if best["pct_of_bound"] >= 80 else "misses"
     return (
-        f"{best['pool']} pool, concurrency {best['concurrency']}: "
+        f"Stage 1 workers: {best['pool']} pool, concurrency {best['concurrency']}: "
         f"{best['reviews_per_s']} reviews/s per process, {best['pct_of_bound']}% of its "
         f"bound ({goal} the 80% goal){versus}"
     )
@@ -189,13 +193,24 @@ def run(
             server.stdout.close()
     print(
         common.table(
-            ["pool", "conc", "reviews", "judged", "seconds", "reviews/s", "bound", "%bound"],
+            [
+                "pool",
+                "conc",
+                "reviews",
+                "judged",
+                "escalated",
+                "seconds",
+                "reviews/s",
+                "bound",
+                "%bound",
+            ],
             [
                 [
                     r["pool"],
                     r["concurrency"],
                     r["reviews"],
                     r["judged"],
+                    r["escalated"],
                     r["seconds"],
                     r["reviews_per_s"],
                     r["bound_per_s"],
@@ -208,11 +223,12 @@ def run(
     advice = recommend(rows)
     print(f"recommendation: {advice}")
     figures = {
-        "measured_worker": "stage2",
-        "why": "Stage 1 calls no judge in this code (run_stage1 is deterministic); the "
-        "Stage 2 worker is measured with every request flagged final_deliverable",
+        "measured_worker": "stage1",
+        "why": "with a model judge Stage 1 calls the cheap model for the Wall; one Stage 1 "
+        "worker is measured, the router and publication run, nothing escalates",
         "latency_s": LATENCY_S,
         "rounds": ROUNDS,
+        "router_concurrency": DEFAULT_CONCURRENCY[Queue.ROUTER],
         "goal_pct_of_bound": 80,
         "rows": rows,
         "recommendation": advice,

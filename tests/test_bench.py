@@ -95,12 +95,13 @@ def test_latency_reports_percentiles(tmp_path: Path) -> None:
 
 @pytest.mark.integration
 @pytest.mark.usefixtures("redis_server")
-def test_stage2_io_measures_a_pool_against_its_bound(tmp_path: Path) -> None:
+def test_stage1_io_measures_a_pool_against_its_bound(tmp_path: Path) -> None:
     stage1_io.run((("threads", 4),), out_dir=tmp_path)
     data = _load(tmp_path / "stage1_io.json")
-    assert data["measured_worker"] == "stage2"
+    assert data["measured_worker"] == "stage1"
     rows = data["rows"]
     assert isinstance(rows, list)
     assert rows[0]["judged"] == rows[0]["reviews"]
+    assert rows[0]["escalated"] == 0
     assert rows[0]["bound_per_s"] == 20.0
     assert isinstance(data["recommendation"], str)

@@ -31,6 +31,7 @@ from celery.exceptions import Reject
 
 from workers.queues import TASK_ROUTES, Queue
 from workers.settings import Settings
+from workers.transport import TRANSPORT
 
 #: Faults of the connection to Redis (broker, streams): retrying later may succeed.
 CONNECTION_FAULTS: tuple[type[BaseException], ...] = (
@@ -63,7 +64,7 @@ def celery_config(settings: Settings) -> dict[str, Any]:
         "socket_keepalive": True,
         "retry_on_timeout": True,
     }
-    return {
+    config: dict[str, Any] = {
         "broker_url": settings.redis_url,
         "broker_transport_options": transport,
         "result_backend_transport_options": {"visibility_timeout": visibility},
@@ -90,6 +91,10 @@ def celery_config(settings: Settings) -> dict[str, Any]:
             "interval_max": 1.0,
         },
     }
+    if settings.redis_url.startswith("redis://"):
+        # The same transport without a client object per command (workers/transport.py).
+        config["broker_transport"] = TRANSPORT
+    return config
 
 
 def create_app(settings: Settings) -> Celery:

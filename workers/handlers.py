@@ -49,8 +49,9 @@ Outcome = Hop | RetryLater | None
 
 def handle_stage1(raw: str, deps: Deps, *, traceparent: str | None = None) -> Outcome:
     """Floor and Wall; refuse bad input with an error entry, never a silent drop."""
+    identity = _identity(raw)
 
-    def work() -> Outcome:
+    def work(published: bool) -> Outcome:
         if not isinstance(raw, str):  # another producer sent a JSON value, not its text
             kind = type(raw).__name__
             wrong = InvalidRequest(
@@ -67,13 +68,13 @@ def handle_stage1(raw: str, deps: Deps, *, traceparent: str | None = None) -> Ou
         except InvalidRequest as exc:
             _publish_invalid(raw, exc, deps)
             return None
-        if deps.stream.is_published(request.review_key):
+        if _already_published(request, identity, published, deps):
             return None
         report = run_stage1(request, wall_judge=deps.wall_judge)
         telemetry.note_stage1(request, report)
         return Hop(TaskName.ROUTER, (encode_request(request), report.model_dump_json()))
 
-    return _guarded(Queue.STAGE1, _identity(raw), raw, deps, work)
+    return _guarded(Queue.STAGE1, identity, raw, deps, work, check_published=True)
 
 
 def handle_router(
@@ -81,7 +82,7 @@ def handle_router(
 ) -> Outcome:
     """The escalation decision; publish at once when Stage 2 is not warranted."""
 
-    def work() -> Outcome:
+    def work(_: bool) -> Outcome:
         request = ReviewRequest.model_validate_json(request_json)
         report = Stage1Report.model_validate_json(report_json)
         settings = deps.settings
@@ -107,10 +108,11 @@ def handle_stage2(
     request_json: str, routed_json: str, deps: Deps, *, traceparent: str | None = None
 ) -> Outcome:
     """The Ceiling. A finished judgement is cached so a redelivery never pays twice."""
+    identity = _identity(request_json)
 
-    def work() -> Outcome:
+    def work(published: bool) -> Outcome:
         request = ReviewRequest.model_validate_json(request_json)
-        if deps.stream.is_published(request.review_key):
+        if _already_published(request, identity, published, deps):
             return None
         routed = RoutedReview.model_validate_json(routed_json)
         stage2 = _cached_ceiling(request, routed.report, deps)
@@ -122,16 +124,27 @@ def handle_stage2(
         publish(result, deps, traceparent=traceparent)
         return None
 
-    return _guarded(Queue.STAGE2, _identity(request_json), request_json, deps, work)
+    return _guarded(Queue.STAGE2, identity, request_json, deps, work, check_published=True)
 
 
 def publish(result: ReviewResult, deps: Deps, *, traceparent: str | None = None) -> None:
-    """Publish once, then charge the review's cost to its DAG once."""
-    published = deps.stream.publish_result(result, traceparent=traceparent)
-    telemetry.note_published(result, added=published.added, entry_id=published.entry_id)
-    if published.added and result.envelope.review_cost_usd > 0:
+    """Publish once and, with the entry (one script), charge its cost to the DAG once."""
+    charge = None
+    if result.envelope.review_cost_usd > 0:
         key = f"{result.dag_id}:{result.node_id}:{result.attempt}"
-        deps.ledger.charge(result.dag_id, key, result.envelope.review_cost_usd)
+        charge = deps.ledger.pending_charge(result.dag_id, key, result.envelope.review_cost_usd)
+    published = deps.stream.publish_result(result, traceparent=traceparent, charge=charge)
+    telemetry.note_published(result, added=published.added, entry_id=published.entry_id)
+
+
+def _already_published(request: ReviewRequest, identity: str, published: bool, deps: Deps) -> bool:
+    """Whether the review is on its stream: the try's prefetched answer, else Redis.
+
+    The prefetched answer is about ``identity``, the review key of any body that decodes.
+    """
+    if request.review_key == identity:
+        return published
+    return deps.stream.is_published(request.review_key)
 
 
 def _cached_ceiling(
@@ -171,10 +184,26 @@ def _as_text(raw: object) -> str:
 
 
 def _guarded(
-    stage: Queue, identity: str, raw: str, deps: Deps, work: Callable[[], Outcome]
+    stage: Queue,
+    identity: str,
+    raw: str,
+    deps: Deps,
+    work: Callable[[bool], Outcome],
+    *,
+    check_published: bool = False,
 ) -> Outcome:
-    """Count the try; retry unexpected faults a bounded number of times, then dead-letter."""
-    tries = deps.tries.bump(stage.value, identity)
+    """Count the try; retry unexpected faults a bounded number of times, then dead-letter.
+
+    With ``check_published`` the same round trip asks whether ``identity`` (as a review
+    key) is already published, and ``work`` gets the answer; else it gets False.
+    """
+    published = False
+    if check_published:
+        tries, published = deps.tries.bump_and_check(
+            stage.value, identity, deps.stream.dedup_key(identity)
+        )
+    else:
+        tries = deps.tries.bump(stage.value, identity)
     limit = deps.settings.max_task_tries
     if tries > limit:
         _give_up(
@@ -187,7 +216,7 @@ def _guarded(
         )
         return None
     try:
-        return work()
+        return work(published)
     except Exception as exc:  # the poison-task boundary: anything else would loop or vanish
         error = f"{type(exc).__name__}: {exc}"[:500]
         log.warning("%s failed on try %d/%d for %s: %s", stage.value, tries, limit, identity, error)

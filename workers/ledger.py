@@ -6,6 +6,7 @@ same review does not count twice (claim with SET NX and add, atomically in one s
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any
 
 import redis
@@ -27,6 +28,17 @@ def _as_float(raw: Any) -> float:
     if raw is None:
         return 0.0
     return float(raw.decode() if isinstance(raw, bytes) else raw)
+
+
+@dataclass(frozen=True, slots=True)
+class Charge:
+    """One idempotent charge, for a script that applies it with other writes (``_CHARGE``).
+
+    ``keys`` are (total, charged marker); ``args`` are (amount, ttl seconds).
+    """
+
+    keys: tuple[str, str]
+    args: tuple[str, int]
 
 
 class CostLedger:
@@ -69,6 +81,14 @@ class CostLedger:
         keys = [self.cost_key(dag_id), self.charged_key(review_key)]
         charged, total = self._charge(keys=keys, args=[repr(float(usd)), self._ttl_s])
         return bool(charged), _as_float(total)
+
+    def pending_charge(self, dag_id: str, review_key: str, usd: float) -> Charge:
+        """What ``charge`` would apply, for ``ResultStream.publish_result`` to apply at once."""
+        _check_amount(usd)
+        return Charge(
+            keys=(self.cost_key(dag_id), self.charged_key(review_key)),
+            args=(repr(float(usd)), self._ttl_s),
+        )
 
     def total(self, dag_id: str) -> float:
         """What ``dag_id``'s reviews have cost so far."""

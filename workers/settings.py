@@ -36,6 +36,10 @@ DEFAULT_PRICING: dict[str, ModelPrice] = {
 }
 
 
+STAGE1_JUDGE_CALLS = 1
+STAGE2_JUDGE_CALLS = 5
+
+
 class Settings(BaseSettings):
     """Everything an operator can set. Units are in the names."""
 
@@ -66,11 +70,11 @@ class Settings(BaseSettings):
     judge_max_tokens: int = Field(default=1024, ge=16)
     judge_temperature: float | None = Field(default=0.0, ge=0.0, le=1.0)
     """0 for reproducible verdicts; None sends none (some newer models reject it)."""
-    judge_timeout_s: float = Field(default=30.0, gt=0)
+    judge_timeout_s: float = Field(default=15.0, gt=0)
     """Per model call."""
     judge_max_attempts: int = Field(default=3, ge=1, le=10)
     """Model calls per judging task, first try included (one retry layer: tenacity)."""
-    judge_retry_budget_s: float = Field(default=90.0, gt=0)
+    judge_retry_budget_s: float = Field(default=45.0, gt=0)
     """Total time a review may spend retrying model calls."""
     pricing: dict[str, ModelPrice] = Field(default_factory=lambda: dict(DEFAULT_PRICING))
     """USD per million tokens, by model."""
@@ -97,10 +101,6 @@ class Settings(BaseSettings):
 
     @model_validator(mode="after")
     def _limits_nest(self) -> Self:
-        worst_judge_s = min(
-            self.judge_timeout_s * self.judge_max_attempts,
-            self.judge_retry_budget_s + self.judge_timeout_s,
-        )
         for stage, soft, hard in (
             ("stage1", self.stage1_soft_limit_s, self.stage1_hard_limit_s),
             ("stage2", self.stage2_soft_limit_s, self.stage2_hard_limit_s),
@@ -110,12 +110,27 @@ class Settings(BaseSettings):
                     f"{stage}: need soft limit ({soft}s) < hard limit ({hard}s) "
                     f"< visibility timeout ({self.visibility_timeout_s}s)"
                 )
-        if worst_judge_s >= self.stage2_soft_limit_s:
-            raise ConfigurationError(
-                f"judge calls may take {worst_judge_s:.0f}s, not below the stage2 soft limit "
-                f"({self.stage2_soft_limit_s}s): lower judge_timeout_s or judge_max_attempts"
-            )
+        # Stage 1 makes one judged call (the Wall); Stage 2 up to five (the Ceiling, then a
+        # pairwise check in both orders, rerun once if the orders disagree).
+        for stage, calls, soft in (
+            ("stage1", STAGE1_JUDGE_CALLS, self.stage1_soft_limit_s),
+            ("stage2", STAGE2_JUDGE_CALLS, self.stage2_soft_limit_s),
+        ):
+            worst_s = calls * self.worst_judge_call_s
+            if worst_s >= soft:
+                raise ConfigurationError(
+                    f"{stage}: {calls} judge call(s) may take {worst_s:.0f}s, not below its soft "
+                    f"limit ({soft}s): lower judge_timeout_s or judge_max_attempts"
+                )
         return self
+
+    @property
+    def worst_judge_call_s(self) -> float:
+        """The longest one judged call can take, retries included."""
+        return min(
+            self.judge_timeout_s * self.judge_max_attempts,
+            self.judge_retry_budget_s + self.judge_timeout_s,
+        )
 
     def price_of(self, model: str) -> ModelPrice:
         """The price of ``model``; unknown models are a configuration error."""

@@ -16,16 +16,23 @@ import redis
 
 from schemas.result import ReviewError, ReviewResult
 from workers.errors import PublishError
+from workers.ledger import Charge
 
-# KEYS: stream, dedup key. ARGV: retention ms, dedup ttl s, then field/value pairs.
+# KEYS: stream, dedup key[, ledger total, ledger charged marker]. ARGV: retention ms,
+# dedup ttl s, charge USD ('' for none), ledger ttl s, then field/value pairs. A charge
+# applies only with the entry it pays for, once per marker (the ledger's own script).
 _PUBLISH_ONCE: Final = """
 local existing = redis.call('GET', KEYS[2])
 if existing then return {0, existing} end
 local now = redis.call('TIME')
 local now_ms = tonumber(now[1]) * 1000 + math.floor(tonumber(now[2]) / 1000)
 local minid = tostring(math.max(0, now_ms - tonumber(ARGV[1]))) .. '-0'
-local id = redis.call('XADD', KEYS[1], 'MINID', '~', minid, '*', unpack(ARGV, 3))
+local id = redis.call('XADD', KEYS[1], 'MINID', '~', minid, '*', unpack(ARGV, 5))
 redis.call('SET', KEYS[2], id, 'EX', tonumber(ARGV[2]))
+if ARGV[3] ~= '' and redis.call('SET', KEYS[4], ARGV[3], 'NX', 'EX', ARGV[4]) then
+  redis.call('INCRBYFLOAT', KEYS[3], ARGV[3])
+  redis.call('EXPIRE', KEYS[3], ARGV[4])
+end
 return {1, id}
 """
 
@@ -84,8 +91,14 @@ class ResultStream:
         """Whether a result or error for ``review_key`` is already on its stream."""
         return bool(self._redis.exists(self.dedup_key(review_key)))
 
-    def publish_result(self, result: ReviewResult, *, traceparent: str | None = None) -> Published:
-        """Add ``result`` to its DAG's stream unless its review key is already there."""
+    def publish_result(
+        self, result: ReviewResult, *, traceparent: str | None = None, charge: Charge | None = None
+    ) -> Published:
+        """Add ``result`` to its DAG's stream unless its review key is already there.
+
+        ``charge`` (``CostLedger.pending_charge``) is applied in the same script, only when
+        the entry is added: one round trip, and no entry without its charge.
+        """
         review_key = f"{result.dag_id}:{result.node_id}:{result.attempt}"
         return self._publish(
             self.stream_key(result.dag_id),
@@ -93,6 +106,7 @@ class ResultStream:
             EntryKind.RESULT,
             result.model_dump_json(by_alias=True),
             traceparent,
+            charge,
         )
 
     def publish_error(
@@ -122,15 +136,25 @@ class ResultStream:
         return published
 
     def _publish(
-        self, stream: str, review_key: str, kind: str, payload: str, traceparent: str | None
+        self,
+        stream: str,
+        review_key: str,
+        kind: str,
+        payload: str,
+        traceparent: str | None,
+        charge: Charge | None = None,
     ) -> Published:
         fields = ["kind", kind, "review_key", review_key, "payload", payload]
         if traceparent:
             fields += ["traceparent", traceparent]
+        keys = [stream, self.dedup_key(review_key)]
+        billing: list[str | int] = ["", 0]
+        if charge is not None:
+            keys += charge.keys
+            billing = list(charge.args)
         try:
             added, entry_id = self._script(
-                keys=[stream, self.dedup_key(review_key)],
-                args=[self._retention_ms, self._dedup_ttl_s, *fields],
+                keys=keys, args=[self._retention_ms, self._dedup_ttl_s, *billing, *fields]
             )
         except redis.RedisError as exc:
             raise PublishError(f"could not publish {review_key} to {stream}: {exc}") from exc

@@ -32,6 +32,16 @@ class TryCounter:
         count, _ = pipe.execute()
         return int(count)
 
+    def bump_and_check(self, stage: str, identity: str, key: str) -> tuple[int, bool]:
+        """``bump``, and whether ``key`` exists, in one round trip: (count, exists)."""
+        counter = self.key(stage, identity)
+        pipe = self._redis.pipeline()
+        pipe.incr(counter)
+        pipe.expire(counter, self._ttl_s)
+        pipe.exists(key)
+        count, _, exists = pipe.execute()
+        return int(count), bool(exists)
+
 
 def digest(raw: str | bytes) -> str:
     """A stable identity for a request body that has no readable review key."""

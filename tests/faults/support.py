@@ -36,12 +36,12 @@ POISON_MARKER = "POISON-PILL-7f3a"
 BASE_ENV = {
     "WINDAGS_STAGE1_SOFT_LIMIT_S": "10",
     "WINDAGS_STAGE1_HARD_LIMIT_S": "12",
-    "WINDAGS_STAGE2_SOFT_LIMIT_S": "14",
-    "WINDAGS_STAGE2_HARD_LIMIT_S": "16",
+    "WINDAGS_STAGE2_SOFT_LIMIT_S": "22",
+    "WINDAGS_STAGE2_HARD_LIMIT_S": "24",
     "WINDAGS_JUDGE_TIMEOUT_S": "2",
     "WINDAGS_JUDGE_MAX_ATTEMPTS": "3",
-    "WINDAGS_JUDGE_RETRY_BUDGET_S": "6",
-    "WINDAGS_VISIBILITY_TIMEOUT_S": "20",
+    "WINDAGS_JUDGE_RETRY_BUDGET_S": "2",
+    "WINDAGS_VISIBILITY_TIMEOUT_S": "25",
 }
 
 
@@ -182,7 +182,13 @@ def record(name: str, figures: dict[str, Any]) -> None:
 class _FaultHandler(ms._Handler):
     """The stock handler, except that a request carrying ``POISON_MARKER`` gets 200 + junk."""
 
+    server: _FaultServerImpl
+
     def _answer(self, exchange: ms.Exchange, body: dict[str, Any]) -> None:
+        extra = self.server.model_latency_s.get(str(body.get("model")), 0.0)
+        if extra and self.server.stopping.wait(extra):
+            self.close_connection = True
+            return
         if POISON_MARKER in json.dumps(body.get("messages")):
             exchange.status = 200
             data = b'{"type": "message", "content": [ this is not JSON'
@@ -199,6 +205,7 @@ class _FaultServerImpl(ms._Server):
     def __init__(self, addr: tuple[str, int], api_key: str, latency_s: float) -> None:
         super().__init__(addr, api_key, latency_s)
         self.RequestHandlerClass = _FaultHandler
+        self.model_latency_s: dict[str, float] = {}
 
 
 class FaultServer(ms.ServerHandle):
@@ -211,6 +218,10 @@ class FaultServer(ms.ServerHandle):
     def set_latency(self, seconds: float) -> None:
         """Default delay before every unscripted answer."""
         self._impl.latency_s = seconds
+
+    def set_model_latency(self, model: str, seconds: float) -> None:
+        """Extra delay for requests to one model (a slow Stage 2 model, say)."""
+        self._impl.model_latency_s[model] = seconds
 
     def calls_per_marker(self, node_ids: list[str]) -> dict[str, int]:
         """HTTP requests received per review, attributed by the marker in their messages."""

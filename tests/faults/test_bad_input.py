@@ -381,6 +381,8 @@ def test_garbage_through_the_queue_becomes_error_entries_and_no_worker_dies(
     assert wrong_code == [], wrong_code[:10]
     assert duplicated == {}
     assert f"{dag}:{good_node}:1" in counted.results
-    poison = [p for p in unroutable_entries if p.code is ErrorCode.POISON]
+    poison = [
+        p for p in unroutable_entries if isinstance(p, ReviewError) and p.code is ErrorCode.POISON
+    ]
     assert poison == [], "a resent bad body must not count as a task that killed its worker"
     assert len(unroutable_entries) == expected_unroutable

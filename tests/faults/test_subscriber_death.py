@@ -49,6 +49,10 @@ DOOMED = textwrap.dedent(
 )
 
 
+def _text(value: bytes | str) -> str:
+    return value.decode() if isinstance(value, bytes) else value
+
+
 def _publish(stream: ResultStream, dag: str, count: int) -> list[str]:
     keys = []
     for i in range(count):
@@ -130,7 +134,7 @@ def test_a_killed_consumers_pending_entries_are_claimed_and_handled_once(
             faults_db.rpush(handled, delivery.review_key)
             delivery.ack()
 
-    counts = Counter(k.decode() for k in faults_db.lrange(handled, 0, -1))
+    counts = Counter(_text(k) for k in faults_db.lrange(handled, 0, -1))
     lost = [k for k in keys if counts[k] == 0]
     twice = {k: n for k, n in counts.items() if n > 1}
     pending_after = int(faults_db.xpending(stream_key, "runtime")["pending"])

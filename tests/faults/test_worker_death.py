@@ -26,12 +26,14 @@ from tests.faults.support import (
 from workers.client import ReviewClient
 from workers.fleet import LocalFleet, PrivateRedis
 from workers.queues import Queue
+from workers.settings import Settings
 
 pytestmark = [pytest.mark.integration, pytest.mark.slow]
 
 REVIEWS = 330
 KILL_ROUNDS = 3
 MODEL_LATENCY_S = 0.15
+STAGE2_LATENCY_S = 1.0
 SEED = int(os.environ.get("WINDAGS_FAULTS_SEED", "20240611"))
 
 
@@ -39,6 +41,8 @@ SEED = int(os.environ.get("WINDAGS_FAULTS_SEED", "20240611"))
 def server() -> Iterator[FaultServer]:
     """The judge is the real SDK against a local server slow enough that kills land mid-call."""
     with running_fault_server(latency_s=MODEL_LATENCY_S) as handle:
+        # Stage 2 calls take a second, so that stage2 kills land mid-call.
+        handle.set_model_latency(Settings().stage2_model, STAGE2_LATENCY_S)
         yield handle
 
 
@@ -72,17 +76,20 @@ def test_sigkilled_workers_lose_and_duplicate_nothing(
             fleet.wait_ready(timeout_s=90)
             started = time.monotonic()
             keys = client.submit_many(requests)
-            # Kill each of stage1 and stage2 KILL_ROUNDS times, in a random order, at
-            # random moments while the batch runs; restart each victim after a moment.
-            victims = [Queue.STAGE1, Queue.STAGE2] * KILL_ROUNDS
-            rng.shuffle(victims)
+            # Kill each of stage1 and stage2 KILL_ROUNDS times, each round in a random
+            # order, at random moments while the batch runs; restart each victim after a
+            # moment and let it pick up work again before the next kill.
+            victims = [
+                q for _ in range(KILL_ROUNDS) for q in rng.sample([Queue.STAGE1, Queue.STAGE2], 2)
+            ]
             for victim in victims:
-                time.sleep(rng.uniform(0.8, 2.5))
+                time.sleep(rng.uniform(0.5, 2.0))
                 fleet.kill_worker(victim)
                 kills.append(f"{victim.value}@{time.monotonic() - started:.1f}s")
                 time.sleep(rng.uniform(0.2, 1.0))
                 fleet.start_worker(victim)
                 restarts += 1
+                fleet.wait_ready(timeout_s=60, queues=(victim,))
             fleet.wait_ready(timeout_s=90)
             last_kill_s = time.monotonic() - started
 

@@ -44,10 +44,10 @@ def fleet_env() -> dict[str, str]:
         "WINDAGS_JUDGE_BACKEND": "builtin",
         "WINDAGS_STAGE1_SOFT_LIMIT_S": "10",
         "WINDAGS_STAGE1_HARD_LIMIT_S": "12",
-        "WINDAGS_STAGE2_SOFT_LIMIT_S": "20",
-        "WINDAGS_STAGE2_HARD_LIMIT_S": "25",
-        "WINDAGS_JUDGE_TIMEOUT_S": "5",
-        "WINDAGS_JUDGE_RETRY_BUDGET_S": "10",
+        "WINDAGS_STAGE2_SOFT_LIMIT_S": "25",
+        "WINDAGS_STAGE2_HARD_LIMIT_S": "28",
+        "WINDAGS_JUDGE_TIMEOUT_S": "2",
+        "WINDAGS_JUDGE_RETRY_BUDGET_S": "2",
         "WINDAGS_VISIBILITY_TIMEOUT_S": "30",
     }
 

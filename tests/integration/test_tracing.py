@@ -169,10 +169,10 @@ def tracing_env(receiver: Receiver) -> dict[str, str]:
         "OTEL_METRIC_EXPORT_INTERVAL": "500",
         "WINDAGS_STAGE1_SOFT_LIMIT_S": "10",
         "WINDAGS_STAGE1_HARD_LIMIT_S": "12",
-        "WINDAGS_STAGE2_SOFT_LIMIT_S": "20",
-        "WINDAGS_STAGE2_HARD_LIMIT_S": "25",
-        "WINDAGS_JUDGE_TIMEOUT_S": "5",
-        "WINDAGS_JUDGE_RETRY_BUDGET_S": "10",
+        "WINDAGS_STAGE2_SOFT_LIMIT_S": "25",
+        "WINDAGS_STAGE2_HARD_LIMIT_S": "28",
+        "WINDAGS_JUDGE_TIMEOUT_S": "2",
+        "WINDAGS_JUDGE_RETRY_BUDGET_S": "2",
         "WINDAGS_VISIBILITY_TIMEOUT_S": "30",
     }
 

@@ -1,19 +1,28 @@
 """The one retry layer for model calls, and the map from SDK errors to our error tree.
 
 The SDK's own retries are off (``max_retries=0``); tenacity retries only transient faults
-(429, 529, 5xx, 408/409, connection errors, timeouts) within a bounded number of attempts
-and a bounded total time, honouring ``retry-after``. Everything else fails fast.
+(429, 529, 5xx, 408/409, connection errors, timeouts, garbled replies) within a bounded
+number of attempts and a bounded total time, honouring ``retry-after``. Everything else
+fails fast.
+
+A garbled reply (a 200 whose body is not JSON, or JSON that is not a message) is a
+provider fault, not a verdict: the SDK lets some of those escape as ``json`` or
+``UnicodeDecodeError`` and returns others as a bare ``str``/``list``/``None`` or a
+half-built ``Message``. ``checked_message`` and ``GARBLED`` catch all of them here, so
+they end as ``JudgeRetryableError`` (the layer is indeterminate), never as a crash.
 """
 
 from __future__ import annotations
 
+import json
 import random
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import TypeVar
+from typing import Any, TypeVar
 
 import anthropic
+from anthropic.types import Message
 from tenacity import (
     RetryCallState,
     Retrying,
@@ -40,6 +49,47 @@ _NO_RETRY_CODES = frozenset(
         "linked_organization_spend_limit_reached",
     }
 )
+
+
+class GarbledResponse(Exception):
+    """A reply that arrived but is not a Messages API message (SDK did not catch it)."""
+
+
+#: Response-parsing failures: the SDK raises the json/unicode ones raw, not as its own.
+GARBLED: tuple[type[BaseException], ...] = (
+    GarbledResponse,
+    anthropic.APIResponseValidationError,
+    json.JSONDecodeError,
+    UnicodeDecodeError,
+)
+
+
+def _is_count(value: object, *, optional: bool = False) -> bool:
+    return (value is None and optional) or (isinstance(value, int) and not isinstance(value, bool))
+
+
+def checked_message(reply: object) -> Message:
+    """``reply`` when it is shaped like a message the judge can read, else ``GarbledResponse``.
+
+    Non-strict SDK parsing returns a non-JSON body as ``str`` and builds a ``Message``
+    from any JSON object, missing fields and all; what the judge reads is checked here.
+    """
+    if not isinstance(reply, Message):
+        raise GarbledResponse(f"the reply body is a {type(reply).__name__}, not a message")
+    content: Any = reply.content
+    if not isinstance(content, list) or not all(
+        isinstance(getattr(block, "type", None), str) for block in content
+    ):
+        raise GarbledResponse("the reply's content is not a list of typed blocks")
+    usage: Any = reply.usage
+    if usage is None or not (
+        _is_count(getattr(usage, "input_tokens", None))
+        and _is_count(getattr(usage, "output_tokens", None))
+        and _is_count(getattr(usage, "cache_read_input_tokens", None), optional=True)
+        and _is_count(getattr(usage, "cache_creation_input_tokens", None), optional=True)
+    ):
+        raise GarbledResponse("the reply's usage is missing or not token counts")
+    return reply
 
 
 @dataclass(frozen=True)
@@ -81,7 +131,7 @@ class RetryPolicy:
 
 def is_retryable(exc: BaseException) -> bool:
     """Whether another attempt may fix ``exc``."""
-    if isinstance(exc, anthropic.APIConnectionError):  # includes APITimeoutError
+    if isinstance(exc, (anthropic.APIConnectionError, *GARBLED)):  # incl. APITimeoutError
         return True
     if not isinstance(exc, anthropic.APIStatusError):
         return False
@@ -121,11 +171,13 @@ def describe(exc: BaseException) -> str:
         return "timeout: no response within the client timeout"
     if isinstance(exc, anthropic.APIConnectionError):
         return f"connection error: {exc}"
+    if isinstance(exc, GARBLED):
+        return f"garbled response: {type(exc).__name__}: {exc}"[:300]
     return f"{type(exc).__name__}: {exc}"
 
 
 def to_judge_error(exc: BaseException, attempts: int, elapsed_s: float) -> JudgeError:
-    """Map an SDK error, after retries ended, to the judge error tree."""
+    """Map an SDK error or a garbled reply, after retries ended, to the judge error tree."""
     if is_retryable(exc):
         return JudgeRetryableError(
             f"anthropic: gave up after {attempts} attempt(s) in {elapsed_s:.1f}s; "
@@ -135,7 +187,7 @@ def to_judge_error(exc: BaseException, attempts: int, elapsed_s: float) -> Judge
 
 
 def call_with_retry(policy: RetryPolicy, call: Callable[[], T]) -> T:
-    """Run ``call`` under ``policy``; SDK errors leave as ``JudgeError`` subclasses."""
+    """Run ``call`` under ``policy``; SDK errors and garbled replies leave as ``JudgeError``."""
 
     def wait(state: RetryCallState) -> float:
         exc = state.outcome.exception() if state.outcome else None
@@ -160,5 +212,5 @@ def call_with_retry(policy: RetryPolicy, call: Callable[[], T]) -> T:
 
     try:
         return retrying(attempt)
-    except anthropic.AnthropicError as exc:
+    except (anthropic.AnthropicError, *GARBLED) as exc:
         raise to_judge_error(exc, attempts, time.monotonic() - started) from exc
