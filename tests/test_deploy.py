@@ -109,7 +109,13 @@ def containers(doc: Doc) -> Iterator[Doc]:
 
 
 SUPPORTED_KEYS = {
-    "apiVersion", "kind", "resources", "components", "patches", "images", "namespace",
+    "apiVersion",
+    "kind",
+    "resources",
+    "components",
+    "patches",
+    "images",
+    "namespace",
 }
 
 
@@ -153,8 +159,9 @@ def build(directory: Path, expected_kind: str = "Kustomization") -> list[Doc]:
         for res in comp_kust.get("resources", []):
             docs += copy.deepcopy(load_docs(comp_dir / res))
         docs = _apply(comp_dir, {k: v for k, v in comp_kust.items() if k != "resources"}, docs)
-    docs = _apply(directory, {k: v for k, v in kust.items() if k not in {"resources",
-                                                                          "components"}}, docs)
+    docs = _apply(
+        directory, {k: v for k, v in kust.items() if k not in {"resources", "components"}}, docs
+    )
     keys = [key(d) for d in docs]
     assert len(keys) == len(set(keys)), f"{directory}: duplicate resources {keys}"
     return docs
@@ -189,7 +196,8 @@ def procfile() -> dict[str, list[str]]:
     lines = dict(
         (name.strip(), cmd.strip())
         for name, _, cmd in (
-            ln.partition(":") for ln in text.splitlines()
+            ln.partition(":")
+            for ln in text.splitlines()
             if ln.strip() and not ln.lstrip().startswith("#")
         )
     )
@@ -241,16 +249,20 @@ def test_kustomizations_list_only_existing_files_and_every_file_is_used() -> Non
     used: set[Path] = set()
     for kfile in kustomization_files():
         kust = load_one(kfile)
-        refs = [*kust.get("resources", []), *kust.get("components", []),
-                *(p["path"] for p in kust.get("patches", []))]
+        refs = [
+            *kust.get("resources", []),
+            *kust.get("components", []),
+            *(p["path"] for p in kust.get("patches", [])),
+        ]
         for ref in refs:
             target = (kfile.parent / ref).resolve()
             assert target.exists(), f"{kfile}: {ref} does not exist"
             if target.is_dir():
                 assert (target / "kustomization.yaml").exists(), f"{kfile}: {ref} not kustomized"
             used.add(target)
-    orphans = [p for p in K8S.rglob("*.yaml")
-               if p.name != "kustomization.yaml" and p.resolve() not in used]
+    orphans = [
+        p for p in K8S.rglob("*.yaml") if p.name != "kustomization.yaml" and p.resolve() not in used
+    ]
     assert not orphans, f"YAML files no kustomization uses: {orphans}"
 
 
@@ -280,8 +292,9 @@ def validate_k8s(doc: Doc, where: str) -> None:
             kubernetes_validate.validate(doc, version, strict=True)
         except kubernetes_validate.ValidationError as e:
             path = ".".join(str(p) for p in e.path)
-            pytest.fail(f"{where}: {key(doc)} invalid for Kubernetes {version}: "
-                        f"{path}: {e.message}")
+            pytest.fail(
+                f"{where}: {key(doc)} invalid for Kubernetes {version}: {path}: {e.message}"
+            )
         except kubernetes_validate.SchemaNotFoundError as e:
             pytest.fail(f"{where}: {e.message}")
 
@@ -334,9 +347,12 @@ SCALED_OBJECT_SCHEMA: Doc = {
                     "type": "object",
                     "additionalProperties": False,
                     "required": ["name"],
-                    "properties": {"name": _STR, "kind": {"const": "Deployment"},
-                                   "apiVersion": {"const": "apps/v1"},
-                                   "envSourceContainerName": _STR},
+                    "properties": {
+                        "name": _STR,
+                        "kind": {"const": "Deployment"},
+                        "apiVersion": {"const": "apps/v1"},
+                        "envSourceContainerName": _STR,
+                    },
                 },
                 "pollingInterval": {"type": "integer", "minimum": 1},
                 "cooldownPeriod": {"type": "integer", "minimum": 0},
@@ -369,8 +385,10 @@ SCALED_OBJECT_SCHEMA: Doc = {
                                 "type": "object",
                                 "additionalProperties": False,
                                 "required": ["listName", "listLength"],
-                                "oneOf": [{"required": ["address"]},
-                                          {"required": ["addressFromEnv"]}],
+                                "oneOf": [
+                                    {"required": ["address"]},
+                                    {"required": ["addressFromEnv"]},
+                                ],
                                 "properties": {
                                     "address": {"type": "string", "pattern": "^[^:/]+:[0-9]+$"},
                                     "addressFromEnv": _STR,
@@ -398,18 +416,27 @@ def check_scaled_object_shape(doc: Doc) -> None:
     assert spec["minReplicaCount"] <= spec["maxReplicaCount"], doc["metadata"]["name"]
     behavior = spec.get("advanced", {}).get("horizontalPodAutoscalerConfig", {}).get("behavior")
     if behavior is not None:  # KEDA hands it to an autoscaling/v2 HPA: validate it as one
-        validate_k8s({"apiVersion": "autoscaling/v2", "kind": "HorizontalPodAutoscaler",
-                      "metadata": {"name": "probe"},
-                      "spec": {"scaleTargetRef": {"kind": "Deployment", "name": "x"},
-                               "maxReplicas": 1, "behavior": behavior}},
-                     f"ScaledObject {doc['metadata']['name']} behavior")
+        validate_k8s(
+            {
+                "apiVersion": "autoscaling/v2",
+                "kind": "HorizontalPodAutoscaler",
+                "metadata": {"name": "probe"},
+                "spec": {
+                    "scaleTargetRef": {"kind": "Deployment", "name": "x"},
+                    "maxReplicas": 1,
+                    "behavior": behavior,
+                },
+            },
+            f"ScaledObject {doc['metadata']['name']} behavior",
+        )
 
 
 def test_scaled_object_check_rejects_a_misspelt_field() -> None:
     (so, *_) = load_docs(K8S / "components/keda/scaledobjects.yaml")
     bad = copy.deepcopy(so)
-    bad["spec"]["triggers"][0]["metadata"]["listname"] = bad["spec"]["triggers"][0][
-        "metadata"].pop("listName")
+    bad["spec"]["triggers"][0]["metadata"]["listname"] = bad["spec"]["triggers"][0]["metadata"].pop(
+        "listName"
+    )
     with pytest.raises(jsonschema.ValidationError):
         check_scaled_object_shape(bad)
 
@@ -437,13 +464,15 @@ def test_keda_scales_each_queue_deployment_on_its_own_list() -> None:
             assert trigger["type"] == "redis"
             assert meta["listName"] in QUEUES, f"{path}: {name} listName {meta['listName']}"
             assert meta["listName"] == queue_of(deployments[target]), (
-                f"{path}: {name} scales {target} on the wrong queue")
+                f"{path}: {name} scales {target} on the wrong queue"
+            )
             list_names.append(meta["listName"])
             # The Redis KEDA polls is the one the workers use.
             address = config[meta["addressFromEnv"]]
             if "WINDAGS_REDIS_URL" in config:
-                url = re.fullmatch(r"rediss?://(?:[^@]*@)?([^:/]+):(\d+)/(\d+)",
-                                   config["WINDAGS_REDIS_URL"])
+                url = re.fullmatch(
+                    r"rediss?://(?:[^@]*@)?([^:/]+):(\d+)/(\d+)", config["WINDAGS_REDIS_URL"]
+                )
                 assert url, config["WINDAGS_REDIS_URL"]
                 host, port, db = url.groups()
                 assert meta["databaseIndex"] == db
@@ -462,8 +491,10 @@ def test_keda_queue_names_are_the_celery_queue_names() -> None:
     celery_queues = celery_queue_names()
     assert celery_queues == QUEUES
     for _, docs in keda_variants():
-        names = {so["spec"]["triggers"][0]["metadata"]["listName"]
-                 for so in by_kind(docs, "ScaledObject").values()}
+        names = {
+            so["spec"]["triggers"][0]["metadata"]["listName"]
+            for so in by_kind(docs, "ScaledObject").values()
+        }
         assert names == celery_queues
 
 
@@ -475,16 +506,21 @@ def test_keda_list_length_follows_the_documented_formula() -> None:
         (c,) = deployments[queue]["spec"]["template"]["spec"]["containers"]
         concurrency = int(celery_options(c["args"])["--concurrency"])
         assert int(ann["windags.dev/concurrency-per-pod"]) == concurrency, queue
-        expected = concurrency * float(ann["windags.dev/target-wait-s"]) / float(
-            ann["windags.dev/mean-task-latency-s"])
+        expected = (
+            concurrency
+            * float(ann["windags.dev/target-wait-s"])
+            / float(ann["windags.dev/mean-task-latency-s"])
+        )
         assert int(so["spec"]["triggers"][0]["metadata"]["listLength"]) == round(expected), queue
 
 
 def test_stage2_scales_from_zero_and_outwaits_running_reviews() -> None:
     docs = build(K8S / "overlays/production")
     config = worker_config(docs)
-    so = {s["spec"]["triggers"][0]["metadata"]["listName"]: s
-          for s in by_kind(docs, "ScaledObject").values()}["stage2"]
+    so = {
+        s["spec"]["triggers"][0]["metadata"]["listName"]: s
+        for s in by_kind(docs, "ScaledObject").values()
+    }["stage2"]
     assert so["spec"]["minReplicaCount"] == 0
     assert so["spec"]["maxReplicaCount"] >= 2
     assert so["spec"]["triggers"][0]["metadata"]["activationListLength"] == "0"
@@ -542,7 +578,8 @@ def test_grace_periods_outlast_the_hard_limits(rendered: tuple[Path, list[Doc]])
         assert grace > hard_limit(config, queue) + SOFT_SHUTDOWN_S, (path, queue, grace)
     stage2 = worker_deployments(docs)["stage2"]["spec"]["template"]["spec"]
     assert stage2["terminationGracePeriodSeconds"] > (
-        int(config["WINDAGS_STAGE2_HARD_LIMIT_S"]) + SOFT_SHUTDOWN_S)
+        int(config["WINDAGS_STAGE2_HARD_LIMIT_S"]) + SOFT_SHUTDOWN_S
+    )
 
 
 def test_config_maps_are_valid_settings(
@@ -683,8 +720,13 @@ def test_production_uses_external_redis_and_an_out_of_band_secret() -> None:
 @pytest.mark.skipif(shutil.which("kubectl") is None, reason="no kubectl binary")
 @pytest.mark.parametrize("variant", VARIANTS, ids=lambda p: str(p.relative_to(K8S)))
 def test_resolver_agrees_with_kubectl_kustomize(variant: Path) -> None:
-    run = subprocess.run(["kubectl", "kustomize", str(variant)], capture_output=True,
-                         text=True, timeout=60, check=False)
+    run = subprocess.run(
+        ["kubectl", "kustomize", str(variant)],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
     assert run.returncode == 0, run.stderr
     theirs = sorted((d for d in yaml.safe_load_all(run.stdout) if d), key=key)
     ours = sorted(build(variant), key=key)
@@ -719,7 +761,9 @@ def test_compose_runs_redis_three_workers_and_a_collector() -> None:
         for flag in ("-Q", "-n", "--pool", "--concurrency", "--prefetch-multiplier"):
             assert got.get(flag) == want.get(flag), (queue, flag)
         assert svc["healthcheck"]["test"] == [
-            "CMD-SHELL", PROBE.format(node=queue).replace("$HOSTNAME", "$$HOSTNAME")]
+            "CMD-SHELL",
+            PROBE.format(node=queue).replace("$HOSTNAME", "$$HOSTNAME"),
+        ]
         assert svc["build"]["dockerfile"] == "deploy/Dockerfile"
         assert (DEPLOY / svc["build"]["context"] / svc["build"]["dockerfile"]).exists()
         env = svc["environment"]
@@ -735,8 +779,9 @@ def test_compose_worker_env_is_valid_settings(monkeypatch: pytest.MonkeyPatch) -
     from workers.settings import Settings
 
     env = compose()["services"]["stage2"]["environment"]
-    check_settings({k: interpolate(v) for k, v in env.items() if v is not None}, Settings,
-                   monkeypatch)
+    check_settings(
+        {k: interpolate(v) for k, v in env.items() if v is not None}, Settings, monkeypatch
+    )
 
 
 def test_compose_redis_is_persistent_and_never_evicts() -> None:
@@ -775,8 +820,11 @@ def test_otel_collector_receives_otlp_and_prints_traces_and_metrics() -> None:
 
 def test_dockerfile_is_slim_non_root_and_runtime_only() -> None:
     text = (DEPLOY / "Dockerfile").read_text()
-    lines = [ln.strip() for ln in text.replace("\\\n", " ").splitlines()
-             if ln.strip() and not ln.lstrip().startswith("#")]
+    lines = [
+        ln.strip()
+        for ln in text.replace("\\\n", " ").splitlines()
+        if ln.strip() and not ln.lstrip().startswith("#")
+    ]
     froms = [ln.split()[1] for ln in lines if ln.startswith("FROM ")]
     assert froms and all(f.startswith("python:3.11-slim") for f in froms), froms
     users = [ln.split()[1] for ln in lines if ln.startswith("USER ")]

@@ -49,8 +49,9 @@ def ledger(client: redis.Redis, prefix: str) -> CostLedger:
     return CostLedger(client, prefix, ttl_s=600)
 
 
-def test_add_accumulates_and_sets_expiry(ledger: CostLedger, client: redis.Redis,
-                                         prefix: str) -> None:
+def test_add_accumulates_and_sets_expiry(
+    ledger: CostLedger, client: redis.Redis, prefix: str
+) -> None:
     assert ledger.total("dag-1") == 0.0
     assert ledger.add("dag-1", 0.25) == pytest.approx(0.25)
     assert ledger.add("dag-1", 0.125) == pytest.approx(0.375)
@@ -69,8 +70,9 @@ def test_has_budget(ledger: CostLedger) -> None:
     assert ledger.has_budget("dag", None)
 
 
-def test_charge_is_idempotent_per_review_key(ledger: CostLedger, client: redis.Redis,
-                                             prefix: str) -> None:
+def test_charge_is_idempotent_per_review_key(
+    ledger: CostLedger, client: redis.Redis, prefix: str
+) -> None:
     assert ledger.charge("dag", "review-a", 0.5) == (True, 0.5)
     assert ledger.charge("dag", "review-a", 0.5) == (False, 0.5)
     assert ledger.charge("dag", "review-b", 0.25) == (True, 0.75)
@@ -96,12 +98,18 @@ def test_bad_amounts_are_refused(ledger: CostLedger, bad: float) -> None:
 
 
 def test_ledger_total_matches_the_usage_the_server_returned(ledger: CostLedger) -> None:
-    tasks = [JudgeTask(tier=tier, dimensions=(Dimension.CORRECTNESS, Dimension.CLARITY),
-                       output=NodeOutput(kind=OutputKind.TEXT, content=f"output {i}"))
-             for i, tier in enumerate((JudgeTier.WALL, JudgeTier.CEILING, JudgeTier.CEILING))]
+    tasks = [
+        JudgeTask(
+            tier=tier,
+            dimensions=(Dimension.CORRECTNESS, Dimension.CLARITY),
+            output=NodeOutput(kind=OutputKind.TEXT, content=f"output {i}"),
+        )
+        for i, tier in enumerate((JudgeTier.WALL, JudgeTier.CEILING, JudgeTier.CEILING))
+    ]
     with running_server() as server:
-        settings = Settings(anthropic_api_key=SecretStr(server.api_key),
-                            anthropic_base_url=server.base_url)
+        settings = Settings(
+            anthropic_api_key=SecretStr(server.api_key), anthropic_base_url=server.base_url
+        )
         fast = RetryPolicy(max_attempts=3, budget_s=5, base_delay_s=0.01, max_delay_s=0.02)
         server.script(Reply.ok(), Reply.overloaded(), Reply.ok(), Reply.malformed())
         with AnthropicJudge(settings, fast) as judge:

@@ -16,7 +16,9 @@ Why each reliability setting (see DESIGN.md, "What the stack really promises"):
   Redis redelivers any message unacked for longer, even one still running.
 - prefetch of 1: a slow Stage 2 call holds no other message hostage (prefetched
   messages count against the visibility timeout too).
-- soft/hard time limits per queue: a hung judge call ends as a retry, then an error entry.
+- soft/hard time limits per queue. Celery enforces them only in the prefork pool; under
+  the threads pool the Procfile uses, the bound is the judge's own timeout and retry
+  budget, which ``Settings`` refuses to boot unless they fit inside each soft limit.
 - results go to our stream, not Celery's result backend (``task_ignore_result``).
 """
 

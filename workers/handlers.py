@@ -38,10 +38,17 @@ class Hop:
 
 @dataclass(frozen=True, slots=True)
 class RetryLater:
-    """Run this task again after ``delay_s``; always far below the visibility timeout."""
+    """Run this task again after ``delay_s``; always far below the visibility timeout.
+
+    ``counted=False`` marks a wait, not a failure (another worker holds the review's
+    Stage 2 claim): ``_guarded`` takes that try back, so waiting never dead-letters a
+    good review. Waits stay bounded by the claim's TTL (the Stage 2 hard limit): the
+    claim is released when its holder ends, or expires, and the next try takes it.
+    """
 
     delay_s: float
     error: str
+    counted: bool = True
 
 
 Outcome = Hop | RetryLater | None
@@ -117,7 +124,9 @@ def handle_stage2(
         routed = RoutedReview.model_validate_json(routed_json)
         stage2 = _cached_ceiling(request, routed.report, deps)
         if stage2 is None:
-            return RetryLater(5.0, "another worker holds this review's Stage 2 claim")
+            return RetryLater(
+                5.0, "another worker holds this review's Stage 2 claim", counted=False
+            )
         telemetry.note_stage2(request, stage2)
         trace_id = telemetry.trace_id_of(traceparent)
         result = finalize(request, routed.report, routed.escalation, stage2, trace_id=trace_id)
@@ -125,6 +134,42 @@ def handle_stage2(
         return None
 
     return _guarded(Queue.STAGE2, identity, request_json, deps, work, check_published=True)
+
+
+#: What each task takes, for the error entry of a call that does not match.
+_SIGNATURES = {
+    Queue.STAGE1: "1 argument (the request's JSON text)",
+    Queue.ROUTER: "2 arguments (the request's JSON, the Stage 1 report's JSON)",
+    Queue.STAGE2: "2 arguments (the request's JSON, the routed review's JSON)",
+}
+
+
+def handle_malformed(
+    stage: Queue, args: tuple[object, ...], kwargs: dict[str, object], deps: Deps
+) -> Outcome:
+    """A task called with arguments its handler cannot take (another producer's bug).
+
+    Stage 1 answers with an ``invalid_request`` entry; router and stage2, whose
+    arguments only the fleet produces, dead-letter the call as ``poison`` on its first
+    try, since no retry can mend an argument list. Either entry is keyed by a digest of
+    the arguments, never by a review key: a well-formed task of the same review still
+    publishes its result. It goes to the stream of the DAG the first argument names.
+    """
+    # The call itself is the body: its digest, task included, keys the entry.
+    raw = _as_text({"task": stage.value, "args": list(args), "kwargs": kwargs})
+    about = _as_text(args[0]) if args else raw
+    got = f"{len(args)} argument(s)" + (f" and keywords {sorted(kwargs)}" if kwargs else "")
+    reason = f"the {stage.value} task takes {_SIGNATURES[stage]}, got {got}"
+    identity = digest(raw)
+
+    def work(_: bool) -> Outcome:
+        if stage is Queue.STAGE1:
+            _publish_invalid(raw, InvalidRequest("(arguments)", reason), deps, about=about)
+        else:
+            _give_up(raw, identity, reason, 1, deps, about=about)
+        return None
+
+    return _guarded(stage, identity, raw, deps, work)
 
 
 def publish(result: ReviewResult, deps: Deps, *, traceparent: str | None = None) -> None:
@@ -216,7 +261,7 @@ def _guarded(
         )
         return None
     try:
-        return work(published)
+        outcome = work(published)
     except Exception as exc:  # the poison-task boundary: anything else would loop or vanish
         error = f"{type(exc).__name__}: {exc}"[:500]
         log.warning("%s failed on try %d/%d for %s: %s", stage.value, tries, limit, identity, error)
@@ -224,13 +269,18 @@ def _guarded(
             return RetryLater(min(MAX_RETRY_DELAY_S, 2.0**tries), error)
         _give_up(raw, identity, f"{stage.value} failed {tries} times; last: {error}", tries, deps)
         return None
+    if isinstance(outcome, RetryLater) and not outcome.counted:
+        deps.tries.unbump(stage.value, identity)
+    return outcome
 
 
-def _give_up(raw: str, identity: str, message: str, tries: int, deps: Deps) -> None:
+def _give_up(
+    raw: str, identity: str, message: str, tries: int, deps: Deps, *, about: str | None = None
+) -> None:
     raw = _as_text(raw)
     if deps.stream.is_published(_invalid_key(raw)):
         return  # the same body, resent, was already answered with an invalid-request entry
-    dag, node, attempt = identity_of(raw)
+    dag, node, attempt = identity_of(raw if about is None else about)
     error = ReviewError(
         dag_id=dag,
         node_id=node,
@@ -242,8 +292,10 @@ def _give_up(raw: str, identity: str, message: str, tries: int, deps: Deps) -> N
     deps.stream.publish_error(error, review_key=identity, raw=raw, dead_letter=True)
 
 
-def _publish_invalid(raw: str, exc: InvalidRequest, deps: Deps) -> None:
-    dag, node, attempt = identity_of(raw)
+def _publish_invalid(
+    raw: str, exc: InvalidRequest, deps: Deps, *, about: str | None = None
+) -> None:
+    dag, node, attempt = identity_of(raw if about is None else about)
     code = ErrorCode.OVERSIZED if isinstance(exc, OversizedRequest) else ErrorCode.INVALID_REQUEST
     error = ReviewError(
         dag_id=dag,

@@ -17,7 +17,15 @@ from celery.signals import (
 from workers import telemetry
 from workers.app import app
 from workers.deps import Deps, build_deps
-from workers.handlers import Hop, Outcome, RetryLater, handle_router, handle_stage1, handle_stage2
+from workers.handlers import (
+    Hop,
+    Outcome,
+    RetryLater,
+    handle_malformed,
+    handle_router,
+    handle_stage1,
+    handle_stage2,
+)
 from workers.queues import Queue, TaskName
 from workers.settings import Settings
 
@@ -81,6 +89,11 @@ def _traced(stage: Queue, handler: Callable[[str | None], Outcome]) -> Outcome:
     return outcome
 
 
+def _malformed(stage: Queue, args: tuple[object, ...], kwargs: dict[str, Any]) -> Outcome:
+    """A call the handler cannot take ends as an error entry, never as a silent drop."""
+    return _traced(stage, lambda _: handle_malformed(stage, args, kwargs, deps()))
+
+
 def _follow(task: Task, outcome: Outcome) -> None:
     if isinstance(outcome, Hop):
         app.send_task(outcome.task.value, args=list(outcome.args))
@@ -94,8 +107,12 @@ def _follow(task: Task, outcome: Outcome) -> None:
     soft_time_limit=_SETTINGS.stage1_soft_limit_s,
     time_limit=_SETTINGS.stage1_hard_limit_s,
 )
-def stage1(self: Task, raw: str) -> None:
-    """Floor + Wall on every node."""
+def stage1(self: Task, *args: Any, **kwargs: Any) -> None:
+    """Floor + Wall on every node. Takes any arguments: Celery drops a call that misfits."""
+    if len(args) != 1 or kwargs:
+        _follow(self, _malformed(Queue.STAGE1, args, kwargs))
+        return
+    raw = args[0]
     _follow(self, _traced(Queue.STAGE1, lambda tp: handle_stage1(raw, deps(), traceparent=tp)))
 
 
@@ -105,8 +122,12 @@ def stage1(self: Task, raw: str) -> None:
     soft_time_limit=_SETTINGS.stage1_soft_limit_s,
     time_limit=_SETTINGS.stage1_hard_limit_s,
 )
-def router(self: Task, request_json: str, report_json: str) -> None:
+def router(self: Task, *args: Any, **kwargs: Any) -> None:
     """The escalation decision."""
+    if len(args) != 2 or kwargs:
+        _follow(self, _malformed(Queue.ROUTER, args, kwargs))
+        return
+    request_json, report_json = args
     _follow(
         self,
         _traced(
@@ -122,8 +143,12 @@ def router(self: Task, request_json: str, report_json: str) -> None:
     soft_time_limit=_SETTINGS.stage2_soft_limit_s,
     time_limit=_SETTINGS.stage2_hard_limit_s,
 )
-def stage2(self: Task, request_json: str, routed_json: str) -> None:
+def stage2(self: Task, *args: Any, **kwargs: Any) -> None:
     """The Ceiling, only for escalated nodes."""
+    if len(args) != 2 or kwargs:
+        _follow(self, _malformed(Queue.STAGE2, args, kwargs))
+        return
+    request_json, routed_json = args
     _follow(
         self,
         _traced(

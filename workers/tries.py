@@ -42,6 +42,21 @@ class TryCounter:
         count, _, exists = pipe.execute()
         return int(count), bool(exists)
 
+    def unbump(self, stage: str, identity: str) -> None:
+        """Take back one ``bump``: that execution only waited, it did not run the work.
+
+        Never below zero, and never recreates a counter that expired meanwhile.
+        """
+        self._redis.eval(_UNBUMP, 1, self.key(stage, identity))
+
+
+# KEYS: counter. Decrement it when it exists and is positive.
+_UNBUMP = """
+local n = tonumber(redis.call('GET', KEYS[1]) or '0')
+if n > 0 then return redis.call('DECR', KEYS[1]) end
+return n
+"""
+
 
 def digest(raw: str | bytes) -> str:
     """A stable identity for a request body that has no readable review key."""

@@ -29,7 +29,8 @@ SAMPLES = ROOT / "workers" / "samples"
 FIGURES = ROOT / "bench" / "results" / "faults.json"
 _FIGURES_LOCK = threading.Lock()
 
-#: Text that makes ``FaultServer`` answer 200 with a body that is not JSON.
+#: Text that makes ``FaultServer`` call its poison hook and hold the request unanswered
+#: (the worker that sent it is then killed, as an OOM or a segfault would kill it).
 POISON_MARKER = "POISON-PILL-7f3a"
 
 #: Short limits so that faults recover in seconds; they still nest (Settings checks).
@@ -179,24 +180,34 @@ def record(name: str, figures: dict[str, Any]) -> None:
 # --- a Messages API server with one extra fault ---------------------------------------
 
 
+#: Longest a poisoned request is held unanswered (its worker is killed long before).
+POISON_HOLD_S = 60.0
+
+
 class _FaultHandler(ms._Handler):
-    """The stock handler, except that a request carrying ``POISON_MARKER`` gets 200 + junk."""
+    """The stock handler, plus per-model latency and the poison hook.
+
+    A request to a model in ``poison_models`` that carries ``POISON_MARKER`` is reported
+    to ``on_poison`` and then held unanswered, like a call its worker never survives.
+    """
 
     server: _FaultServerImpl
 
     def _answer(self, exchange: ms.Exchange, body: dict[str, Any]) -> None:
-        extra = self.server.model_latency_s.get(str(body.get("model")), 0.0)
-        if extra and self.server.stopping.wait(extra):
+        srv = self.server
+        extra = srv.model_latency_s.get(str(body.get("model")), 0.0)
+        if extra and srv.stopping.wait(extra):
             self.close_connection = True
             return
-        if POISON_MARKER in json.dumps(body.get("messages")):
-            exchange.status = 200
-            data = b'{"type": "message", "content": [ this is not JSON'
-            self.send_response(200)
-            self.send_header("content-type", "application/json")
-            self.send_header("content-length", str(len(data)))
-            self.end_headers()
-            self.wfile.write(data)
+        hook = srv.on_poison
+        if (
+            hook is not None
+            and str(body.get("model")) in srv.poison_models
+            and POISON_MARKER in json.dumps(body.get("messages"))
+        ):
+            hook(exchange)
+            srv.stopping.wait(POISON_HOLD_S)
+            self.close_connection = True
             return
         super()._answer(exchange, body)
 
@@ -206,6 +217,8 @@ class _FaultServerImpl(ms._Server):
         super().__init__(addr, api_key, latency_s)
         self.RequestHandlerClass = _FaultHandler
         self.model_latency_s: dict[str, float] = {}
+        self.poison_models: frozenset[str] = frozenset()
+        self.on_poison: Callable[[ms.Exchange], None] | None = None
 
 
 class FaultServer(ms.ServerHandle):
@@ -222,6 +235,12 @@ class FaultServer(ms.ServerHandle):
     def set_model_latency(self, model: str, seconds: float) -> None:
         """Extra delay for requests to one model (a slow Stage 2 model, say)."""
         self._impl.model_latency_s[model] = seconds
+
+    def on_poison(self, models: set[str], hook: Callable[[ms.Exchange], None]) -> None:
+        """Call ``hook`` (on the server's thread) for each request to one of ``models``
+        that carries ``POISON_MARKER``, then hold that request unanswered."""
+        self._impl.poison_models = frozenset(models)
+        self._impl.on_poison = hook
 
     def calls_per_marker(self, node_ids: list[str]) -> dict[str, int]:
         """HTTP requests received per review, attributed by the marker in their messages."""

@@ -1,9 +1,19 @@
-"""A review that crashes its judge every time ends as a poison entry; the rest keep flowing."""
+"""A review whose Stage 2 kills its worker every time ends as a poison entry; the rest flow.
+
+The real poison of DESIGN.md: a task that takes its worker down with it (an OOM, a
+segfault), so no handler ever sees an exception. The fault server reports each Stage 2
+call that carries the marker and holds it unanswered; the test then SIGKILLs the stage2
+worker and starts a new one, every time. Redis redelivers the unacked message after the
+visibility timeout and keeps no delivery count: only our try counter (workers/tries.py)
+stops the loop, dead-lettering the review after ``max_task_tries`` deliveries.
+"""
 
 from __future__ import annotations
 
 import json
+import queue
 import time
+from collections.abc import Iterator
 from typing import cast
 
 import pytest
@@ -15,29 +25,63 @@ from tests.faults.support import (
     POISON_MARKER,
     FaultServer,
     count_stream,
+    fleet_env,
     fresh_dag,
     marked,
+    marker,
+    private_redis,
     record,
+    running_fault_server,
+    settings_for,
     wait_until,
 )
 from workers.client import ReviewClient
-from workers.fleet import LocalFleet
-from workers.settings import Settings
+from workers.fleet import LocalFleet, PrivateRedis
+from workers.queues import Queue
 from workers.stream import entry_fields, read_all
 
 pytestmark = [pytest.mark.integration, pytest.mark.slow]
 
 HEALTHY = 24
+#: Limits short enough that each redelivery comes within seconds; they still nest
+#: (5 Stage 2 judge calls x 2 s < soft 11 s < hard 12 s < visibility 13 s).
+POISON_ENV = {
+    "WINDAGS_JUDGE_TIMEOUT_S": "1",
+    "WINDAGS_JUDGE_MAX_ATTEMPTS": "2",
+    "WINDAGS_JUDGE_RETRY_BUDGET_S": "2",
+    "WINDAGS_STAGE1_SOFT_LIMIT_S": "4",
+    "WINDAGS_STAGE1_HARD_LIMIT_S": "5",
+    "WINDAGS_STAGE2_SOFT_LIMIT_S": "11",
+    "WINDAGS_STAGE2_HARD_LIMIT_S": "12",
+    "WINDAGS_VISIBILITY_TIMEOUT_S": "13",
+}
+#: Before each kill: healthy Stage 2 calls in flight next to the poisoned one finish.
+SETTLE_S = 1.0
 
 
-@pytest.mark.timeout(120)
-def test_a_review_that_crashes_the_judge_is_dead_lettered_after_max_tries(
-    model_fleet: LocalFleet,
-    model_client: ReviewClient,
-    model_server: FaultServer,
-    model_db: redis.Redis,
-    model_settings: Settings,
+@pytest.fixture(scope="module")
+def own_redis(faults_redis_url: str) -> Iterator[PrivateRedis]:
+    server = private_redis()
+    yield server
+    server.stop()
+
+
+@pytest.fixture(scope="module")
+def server() -> Iterator[FaultServer]:
+    with running_fault_server() as handle:
+        yield handle
+
+
+@pytest.mark.timeout(240)
+def test_a_review_that_kills_its_worker_every_time_is_dead_lettered_after_max_tries(
+    server: FaultServer, own_redis: PrivateRedis
 ) -> None:
+    env = fleet_env("poison", judge="anthropic", server=server, extra=POISON_ENV)
+    settings = settings_for(env, own_redis.url)
+    limit = settings.max_task_tries
+    arrivals: queue.Queue[float] = queue.Queue()
+    server.on_poison({settings.stage2_model}, lambda _: arrivals.put(time.monotonic()))
+
     dag = fresh_dag("poison")
     poison = marked("final_deliverable", dag, "poisoned")
     poison["output"] = {
@@ -46,59 +90,105 @@ def test_a_review_that_crashes_the_judge_is_dead_lettered_after_max_tries(
     }
     healthy_nodes = [f"h{i:03d}" for i in range(HEALTHY)]
     healthy = [marked(MIX[i % len(MIX)], dag, n) for i, n in enumerate(healthy_nodes)]
-    dead_before = model_db.xlen(f"{model_settings.key_prefix}:deadletter")
-    started = time.monotonic()
-    [poison_key] = model_client.submit_many([poison])
-    # Healthy reviews keep arriving while the poisoned one is retried.
-    healthy_keys = model_client.submit_many(healthy[: HEALTHY // 2])
-    time.sleep(1.0)
-    healthy_keys += model_client.submit_many(healthy[HEALTHY // 2 :])
+    dead_key = f"{settings.key_prefix}:deadletter"
+    db = redis.Redis.from_url(own_redis.url)
+    client = ReviewClient(settings)
+    fleet = LocalFleet(own_redis.url, extra_env=env, start_private_redis=False)
+    kills: list[float] = []
+    healthy_s: float | None = None
+    poison_s: float | None = None
+    try:
+        with fleet:
+            fleet.wait_ready(timeout_s=90)
+            started = time.monotonic()
+            [poison_key] = client.submit_many([poison])
+            # Healthy reviews keep arriving while the poisoned one kills its workers.
+            healthy_keys = client.submit_many(healthy[: HEALTHY // 2])
+            time.sleep(1.0)
+            healthy_keys += client.submit_many(healthy[HEALTHY // 2 :])
 
-    def healthy_done() -> bool:
-        return not count_stream(model_db, model_settings, dag).lost(healthy_keys)
+            def poison_done() -> bool:
+                return count_stream(db, settings, dag).per_key[poison_key] > 0
 
-    assert wait_until(healthy_done, timeout_s=45)
-    healthy_s = time.monotonic() - started
-    assert wait_until(
-        lambda: count_stream(model_db, model_settings, dag).per_key[poison_key] > 0, 60
-    )
-    poison_s = time.monotonic() - started
-    wait_until(lambda: False, timeout_s=2)
-    counted = count_stream(model_db, model_settings, dag)
+            def healthy_done() -> bool:
+                return not count_stream(db, settings, dag).lost(healthy_keys)
+
+            # Each poisoned Stage 2 call kills its worker; a new worker takes its place.
+            deadline = started + 200
+            while time.monotonic() < deadline and (poison_s is None or healthy_s is None):
+                try:
+                    arrivals.get(timeout=0.5)
+                except queue.Empty:
+                    pass
+                else:
+                    time.sleep(SETTLE_S)
+                    fleet.kill_worker(Queue.STAGE2)
+                    kills.append(round(time.monotonic() - started, 1))
+                    fleet.start_worker(Queue.STAGE2)
+                    fleet.wait_ready(timeout_s=60, queues=(Queue.STAGE2,))
+                now = time.monotonic() - started
+                if healthy_s is None and healthy_done():
+                    healthy_s = now
+                if poison_s is None and poison_done():
+                    poison_s = now
+            # Nothing more arrives once the review is dead-lettered (its message is acked).
+            wait_until(lambda: not arrivals.empty(), timeout_s=settings.visibility_timeout_s + 7)
+            late_arrivals = arrivals.qsize()
+            counted = count_stream(db, settings, dag)
+            dead_entries = cast(list[tuple[bytes, dict[bytes, bytes]]], db.xrange(dead_key))
+            dead = [entry_fields(fields) for _, fields in dead_entries]
+            stage2_tries = int(db.get(f"{settings.key_prefix}:tries:stage2:{poison_key}") or 0)
+            # Entry ids are Redis server milliseconds: when each healthy result landed.
+            landed_ms = sorted(
+                int(e.entry_id.split("-")[0])
+                for e in read_all(db, settings.stream_key(dag))
+                if e.fields["review_key"] != poison_key
+            )
+    finally:
+        client.close()
+        db.close()
     error = counted.errors.get(poison_key)
-    dead_entries = cast(
-        list[tuple[bytes, dict[bytes, bytes]]],
-        model_db.xrange(f"{model_settings.key_prefix}:deadletter"),
-    )
-    dead = [entry_fields(fields) for _, fields in dead_entries][dead_before:]
-    poison_calls = model_server.calls_per_marker(["poisoned"])["poisoned"]
-    # Entry ids are Redis server milliseconds: when each healthy result landed.
-    landed_ms = sorted(
-        int(e.entry_id.split("-")[0])
-        for e in read_all(model_db, model_settings.stream_key(dag))
-        if e.fields["review_key"] != poison_key
+    poisoned_stage2_calls = sum(
+        1
+        for e in server.requests
+        if (e.body or {}).get("model") == settings.stage2_model
+        and marker("poisoned") in json.dumps((e.body or {}).get("messages"))
     )
     record(
         "poison",
         {
+            "trigger": "stage2 worker SIGKILLed on each poisoned call",
+            "max_task_tries": limit,
+            "visibility_timeout_s": settings.visibility_timeout_s,
+            "kills": len(kills),
+            "kill_times_s": kills,
+            "late_kills": late_arrivals,
             "healthy_submitted": len(healthy_keys),
             "healthy_results": sum(1 for k in healthy_keys if k in counted.results),
-            "healthy_done_s": round(healthy_s, 1),
-            "healthy_landing_span_s": round((landed_ms[-1] - landed_ms[0]) / 1000, 1),
+            "healthy_done_s": None if healthy_s is None else round(healthy_s, 1),
+            "healthy_landing_span_s": round((landed_ms[-1] - landed_ms[0]) / 1000, 1)
+            if landed_ms
+            else None,
             "poison_code": error.code.value if error else None,
             "poison_tries": error.tries if error else None,
-            "poison_entry_s": round(poison_s, 1),
-            "poison_model_calls": poison_calls,
+            "poison_stage2_deliveries": stage2_tries,
+            "poison_entry_s": None if poison_s is None else round(poison_s, 1),
+            "poison_model_calls": server.calls_per_marker(["poisoned"])["poisoned"],
+            "poison_stage2_model_calls": poisoned_stage2_calls,
             "dead_lettered": len(dead),
             "duplicated": len(counted.duplicated()),
         },
     )
-    assert error is not None and error.code is ErrorCode.POISON
-    assert error.tries == model_settings.max_task_tries
-    assert "JSONDecodeError" in error.message
+    assert error is not None and error.code is ErrorCode.POISON, counted.errors
+    assert error.tries == limit
+    assert "did not finish" in error.message and "died" in error.message
+    assert len(kills) == limit  # one kill a delivery, then the counter stops the loop
+    assert poisoned_stage2_calls == limit
+    assert stage2_tries == limit + 1  # the delivery that gave up ran no model call
+    assert late_arrivals == 0
     assert counted.per_key[poison_key] == 1
     assert [d["review_key"] for d in dead] == [poison_key]
     assert json.loads(dead[0]["raw"])["node_id"] == "poisoned"
-    assert poison_calls == model_settings.max_task_tries  # one model call a try, no loop
-    assert all(k in counted.results for k in healthy_keys)
+    assert all(k in counted.results for k in healthy_keys), counted.lost(healthy_keys)
+    assert counted.errors.keys() == {poison_key}
     assert counted.duplicated() == {}

@@ -174,6 +174,46 @@ def test_stage1_skips_a_review_already_published(deps: Deps, judge: ScriptedJudg
     assert len(results(deps, "d6")) == 1
 
 
+def test_waiting_for_another_workers_stage2_claim_is_not_a_try(
+    deps: Deps, judge: ScriptedJudge
+) -> None:
+    """A long legitimate Stage 2 plus duplicate deliveries must not dead-letter the review."""
+    judge.push(verdict())
+    hop = through_router(deps, sample("final_deliverable.json", dag_id="d7"))
+    review_key = "d7:release-notes:1"
+    claim_key = f"{deps.settings.key_prefix}:claim:{review_key}"
+    counter = deps.tries.key("stage2", review_key)
+    # Another worker is judging this review (its claim expires at the Stage 2 hard limit).
+    assert deps.redis.set(claim_key, "1", nx=True, ex=deps.settings.stage2_hard_limit_s)
+    waits = [run_stage2(hop, deps) for _ in range(deps.settings.max_task_tries * 3)]
+
+    assert all(isinstance(w, RetryLater) and not w.counted for w in waits), waits
+    assert all(isinstance(w, RetryLater) and w.delay_s <= 5.0 for w in waits)
+    assert int(deps.redis.get(counter) or 0) == 0  # every wait was taken back
+    assert results(deps, "d7") == []  # no poison entry
+    assert deps.redis.xlen(deps.stream.dead_letter_key) == 0
+    assert judge.tasks == []  # nobody paid for a second judgement
+
+    deps.redis.delete(claim_key)  # the holder ended (or its claim expired)
+    assert run_stage2(hop, deps) is None
+    [entry] = results(deps, "d7")
+    assert isinstance(entry, ReviewResult) and entry.stage2 is not None
+    assert len(judge.tasks) == 1
+    assert int(deps.redis.get(counter) or 0) == 1
+
+
+def test_a_stage2_fault_still_counts_as_a_try(deps: Deps) -> None:
+    class Crash(ScriptedJudge):
+        def evaluate(self, task: Any) -> JudgeVerdict:
+            raise RuntimeError("the judge process crashed")
+
+    crashing = replace(deps, judge=Crash())
+    hop = through_router(crashing, sample("final_deliverable.json", dag_id="d8"))
+    first = run_stage2(hop, crashing)
+    assert isinstance(first, RetryLater) and first.counted
+    assert int(deps.redis.get(deps.tries.key("stage2", "d8:release-notes:1")) or 0) == 1
+
+
 @pytest.fixture(autouse=True)
 def _clean(redis_url: str) -> Iterator[None]:
     yield

@@ -20,7 +20,7 @@ from schemas.judging import DimensionVerdict, JudgeTask, JudgeTier, JudgeVerdict
 from schemas.quality import Dimension
 from workers.errors import ConfigurationError, JudgeOutputError
 from workers.judges import prompt
-from workers.judges.retry import RetryPolicy, call_with_retry
+from workers.judges.retry import RetryPolicy, call_with_retry, checked_message
 from workers.settings import Settings
 
 RUBBER_STAMP_ABOVE = 0.8
@@ -156,7 +156,7 @@ class AnthropicJudge:
         def once() -> Message:
             nonlocal made
             made += 1
-            return self._client.messages.create(
+            reply = self._client.messages.create(
                 model=model,
                 max_tokens=self._settings.judge_max_tokens,
                 system=prompt.system_blocks(),
@@ -166,6 +166,7 @@ class AnthropicJudge:
                 # SDK 1.x+ dropped sampling keywords from the signature; the API takes it.
                 extra_body=self._sampling,
             )
+            return checked_message(reply)  # a garbled 200 is retried, never parsed
 
         return call_with_retry(self._policy, once), made
 

@@ -17,6 +17,7 @@ class ReplyKind(StrEnum):
     HANG = "hang"
     MALFORMED = "malformed"
     NO_TOOL = "no_tool"
+    RAW = "raw"
 
 
 @dataclass(frozen=True)
@@ -33,6 +34,10 @@ class Reply:
     headers: Mapping[str, str] = field(default_factory=dict)
     latency_s: float | None = None
     """Delay before answering; None uses the server's default latency."""
+    body: bytes = b""
+    """For RAW: the body sent verbatim with ``status`` (a garbled 200, say)."""
+    content_type: str = "application/json"
+    """For RAW: the ``content-type`` header."""
 
     @classmethod
     def ok(
@@ -99,6 +104,11 @@ class Reply:
     def bad_request(cls) -> Reply:
         """400 ``invalid_request_error``."""
         return cls.error(400, "invalid_request_error")
+
+    @classmethod
+    def raw(cls, body: bytes, content_type: str = "application/json", status: int = 200) -> Reply:
+        """Send ``body`` verbatim: a reply that is not JSON, or JSON that is not a message."""
+        return cls(ReplyKind.RAW, status=status, body=body, content_type=content_type)
 
     @classmethod
     def hang(cls, seconds: float = 30.0) -> Reply:

@@ -166,6 +166,10 @@ class _Handler(BaseHTTPRequestHandler):
                 reply.error_code,
             )
             return
+        if reply.kind is ReplyKind.RAW:
+            exchange.status = reply.status
+            self._send_bytes(reply.status, reply.body, reply.content_type)
+            return
         message = self._message(body, reply)
         exchange.status, exchange.usage = 200, message["usage"]
         self._send(200, message)
@@ -224,10 +228,18 @@ class _Handler(BaseHTTPRequestHandler):
     def _send(
         self, status: int, payload: dict[str, Any], headers: Mapping[str, str] | None = None
     ) -> None:
-        data = json.dumps(payload).encode()
+        self._send_bytes(status, json.dumps(payload).encode(), "application/json", headers)
+
+    def _send_bytes(
+        self,
+        status: int,
+        data: bytes,
+        content_type: str,
+        headers: Mapping[str, str] | None = None,
+    ) -> None:
         try:
             self.send_response(status)
-            self.send_header("content-type", "application/json")
+            self.send_header("content-type", content_type)
             self.send_header("content-length", str(len(data)))
             self.send_header("request-id", f"req_{uuid.uuid4().hex[:24]}")
             for name, value in (headers or {}).items():

@@ -62,6 +62,8 @@ GARBLED: tuple[type[BaseException], ...] = (
     json.JSONDecodeError,
     UnicodeDecodeError,
 )
+#: What ``call_with_retry`` maps to the judge error tree: SDK errors and garbled replies.
+_MAPPED: tuple[type[BaseException], ...] = (anthropic.AnthropicError, *GARBLED)
 
 
 def _is_count(value: object, *, optional: bool = False) -> bool:
@@ -212,5 +214,5 @@ def call_with_retry(policy: RetryPolicy, call: Callable[[], T]) -> T:
 
     try:
         return retrying(attempt)
-    except (anthropic.AnthropicError, *GARBLED) as exc:
+    except _MAPPED as exc:
         raise to_judge_error(exc, attempts, time.monotonic() - started) from exc
