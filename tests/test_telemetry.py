@@ -17,7 +17,7 @@ from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanE
 from schemas.judging import DimensionVerdict, JudgeVerdict, TokenUsage
 from schemas.quality import CEILING_DIMENSIONS
 from schemas.request import ReviewRequest
-from workers import telemetry
+from workers import spans, telemetry
 from workers.errors import JudgeRetryableError
 from workers.evaluate import decide_escalation, finalize, run_stage1
 from workers.intake import decode_request
@@ -90,9 +90,9 @@ def test_disabled_telemetry_installs_nothing_and_every_helper_still_works() -> N
     assert isinstance(trace.get_tracer_provider(), trace.ProxyTracerProvider)
     request = _request()
     report = run_stage1(request)
-    with telemetry.stage_span("stage1") as opened:
+    with spans.stage_span("stage1") as opened:
         assert not opened.is_recording()
-        telemetry.note_stage1(request, report)
+        spans.note_stage1(request, report)
         assert telemetry.traceparent() is None
     judge = ScriptedJudge([_verdict()])
     assert run_ceiling(request, report, judge).stage2.model == "claude-sonnet-4-5"
@@ -103,9 +103,9 @@ def test_stage_span_carries_the_floor_and_wall_outcome_and_times_the_stage(
     captured: Captured,
 ) -> None:
     request = _request("floor_failure_python.json")
-    with telemetry.stage_span("stage1") as opened:
-        telemetry.note_stage1(request, run_stage1(request))
-        telemetry.set_outcome(opened, "hop:windags.review.router")
+    with spans.stage_span("stage1") as opened:
+        spans.note_stage1(request, run_stage1(request))
+        spans.set_outcome(opened, "hop:windags.review.router")
     span = captured.finished()["windags.stage1"]
     attrs = dict(span.attributes or {})
     assert attrs["windags.dag_id"] == request.dag_id
@@ -121,7 +121,7 @@ def test_stage_span_carries_the_floor_and_wall_outcome_and_times_the_stage(
 
 
 def test_a_failing_stage_is_timed_as_an_error_and_its_span_records_it(captured: Captured) -> None:
-    with pytest.raises(RuntimeError), telemetry.stage_span("router"):
+    with pytest.raises(RuntimeError), spans.stage_span("router"):
         raise RuntimeError("redis went away")
     span = captured.finished()["windags.router"]
     assert span.status.status_code is trace.StatusCode.ERROR
@@ -137,8 +137,8 @@ def test_the_escalation_decision_and_its_breakdown_are_on_the_span_and_counted(
     escalation = decide_escalation(
         request, stage2_price=SETTINGS.price_of(SETTINGS.stage2_model), stage1=report.stage1
     )
-    with telemetry.stage_span("router"):
-        telemetry.note_escalation(request, escalation)
+    with spans.stage_span("router"):
+        spans.note_escalation(request, escalation)
     attrs = dict(captured.finished()["windags.router"].attributes or {})
     assert attrs["windags.escalation.escalate"] is True
     assert attrs["windags.escalation.reason"] == "final_deliverable"
@@ -152,11 +152,11 @@ def test_the_escalation_decision_and_its_breakdown_are_on_the_span_and_counted(
 def test_each_judge_call_gets_a_span_with_model_tokens_and_cost(captured: Captured) -> None:
     request = _request()
     report = run_stage1(request)
-    with telemetry.stage_span("stage2"):
+    with spans.stage_span("stage2"):
         stage2 = run_ceiling(request, report, ScriptedJudge([_verdict()]))
-        telemetry.note_stage2(request, stage2)
-    spans = captured.finished()
-    judge, stage = spans["windags.judge ceiling"], spans["windags.stage2"]
+        spans.note_stage2(request, stage2)
+    finished = captured.finished()
+    judge, stage = finished["windags.judge ceiling"], finished["windags.stage2"]
     assert judge.parent is not None and judge.parent.span_id == stage.context.span_id
     attrs = dict(judge.attributes or {})
     assert attrs["gen_ai.response.model"] == "claude-sonnet-4-5"
@@ -191,9 +191,9 @@ def test_publishing_counts_the_review_by_decision_and_its_cost_by_dag_once(
         request, stage2_price=SETTINGS.price_of(SETTINGS.stage2_model), stage1=report.stage1
     )
     result = finalize(request, report, escalation, None)
-    with telemetry.stage_span("router"):
-        telemetry.note_published(result, added=True, entry_id="1-0")
-        telemetry.note_published(result, added=False, entry_id="1-0")  # a redelivery
+    with spans.stage_span("router"):
+        spans.note_published(result, added=True, entry_id="1-0")
+        spans.note_published(result, added=False, entry_id="1-0")  # a redelivery
     (reviews,) = captured.points("windags.reviews")
     assert reviews.value == 1
     assert dict(reviews.attributes)["decision"] == result.decision.value
@@ -207,7 +207,7 @@ def test_publishing_counts_the_review_by_decision_and_its_cost_by_dag_once(
 def test_traceparent_names_the_current_span_and_a_subscriber_can_continue_it(
     captured: Captured,
 ) -> None:
-    with telemetry.span("windags.stage2") as opened:
+    with spans.span("windags.stage2") as opened:
         value = telemetry.traceparent()
     assert value is not None
     context = opened.get_span_context()

@@ -15,7 +15,7 @@ import redis
 from celery import Celery
 
 from schemas.request import ReviewRequest
-from workers import telemetry
+from workers import spans, telemetry
 from workers.app import create_app
 from workers.deps import redis_client
 from workers.errors import BrokerUnavailableError
@@ -48,7 +48,7 @@ class ReviewClient:
         try:
             with self._app.producer_or_acquire() as producer:
                 for request in validated:
-                    with telemetry.submit_span(request):
+                    with spans.submit_span(request):
                         self._app.send_task(
                             TaskName.STAGE1.value,
                             args=[encode_request(request)],

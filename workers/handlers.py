@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from schemas.hops import RoutedReview, Stage1Report, Stage2Report
 from schemas.request import ReviewRequest
 from schemas.result import ErrorCode, ReviewError, ReviewResult
-from workers import telemetry
+from workers import spans, telemetry
 from workers.deps import Deps
 from workers.errors import InvalidRequest
 from workers.evaluate import decide_escalation, finalize, run_stage1
@@ -78,7 +78,7 @@ def handle_stage1(raw: str, deps: Deps, *, traceparent: str | None = None) -> Ou
         if _already_published(request, identity, published, deps):
             return None
         report = run_stage1(request, wall_judge=deps.wall_judge)
-        telemetry.note_stage1(request, report)
+        spans.note_stage1(request, report)
         return Hop(TaskName.ROUTER, (encode_request(request), report.model_dump_json()))
 
     return _guarded(Queue.STAGE1, identity, raw, deps, work, check_published=True)
@@ -99,7 +99,7 @@ def handle_router(
             stage1=report.stage1,
             budget_left=deps.ledger.has_budget(request.dag_id, settings.dag_budget_usd),
         )
-        telemetry.note_escalation(request, escalation)
+        spans.note_escalation(request, escalation)
         if escalation.escalate:
             routed = RoutedReview(report=report, escalation=escalation)
             return Hop(TaskName.STAGE2, (request_json, routed.model_dump_json()))
@@ -127,7 +127,7 @@ def handle_stage2(
             return RetryLater(
                 5.0, "another worker holds this review's Stage 2 claim", counted=False
             )
-        telemetry.note_stage2(request, stage2)
+        spans.note_stage2(request, stage2)
         trace_id = telemetry.trace_id_of(traceparent)
         result = finalize(request, routed.report, routed.escalation, stage2, trace_id=trace_id)
         publish(result, deps, traceparent=traceparent)
@@ -179,7 +179,7 @@ def publish(result: ReviewResult, deps: Deps, *, traceparent: str | None = None)
         key = f"{result.dag_id}:{result.node_id}:{result.attempt}"
         charge = deps.ledger.pending_charge(result.dag_id, key, result.envelope.review_cost_usd)
     published = deps.stream.publish_result(result, traceparent=traceparent, charge=charge)
-    telemetry.note_published(result, added=published.added, entry_id=published.entry_id)
+    spans.note_published(result, added=published.added, entry_id=published.entry_id)
 
 
 def _already_published(request: ReviewRequest, identity: str, published: bool, deps: Deps) -> bool:

@@ -14,7 +14,7 @@ from celery.signals import (
     worker_shutdown,
 )
 
-from workers import telemetry
+from workers import spans, telemetry
 from workers.app import app
 from workers.deps import Deps, build_deps
 from workers.handlers import (
@@ -80,12 +80,12 @@ def _flush_telemetry(**_: Any) -> None:
 
 def _traced(stage: Queue, handler: Callable[[str | None], Outcome]) -> Outcome:
     """Run a handler inside its stage span, handing it that span's ``traceparent``."""
-    with telemetry.stage_span(stage.value) as opened:
+    with spans.stage_span(stage.value) as opened:
         outcome = handler(telemetry.traceparent())
         if isinstance(outcome, Hop):
-            telemetry.set_outcome(opened, f"hop:{outcome.task.value}")
+            spans.set_outcome(opened, f"hop:{outcome.task.value}")
         else:
-            telemetry.set_outcome(opened, "retry" if isinstance(outcome, RetryLater) else "done")
+            spans.set_outcome(opened, "retry" if isinstance(outcome, RetryLater) else "done")
     return outcome
 
 
