@@ -133,3 +133,12 @@ def test_contract_checks_are_skipped_when_the_output_does_not_parse() -> None:
 def test_empty_output_skips_contract_checks_but_not_length_bounds() -> None:
     contract = _contract(min_length=10, required_fields=["x"])
     assert _codes("text", "", contract) == ["EmptyOutput", "TooShort"]
+
+
+def test_sql_that_crashes_the_parser_itself_is_a_floor_violation_not_an_exception() -> None:
+    from schemas.request import NodeOutput, OutputKind
+    from workers.evaluate.floor import check_floor
+
+    floor = check_floor(NodeOutput(kind=OutputKind.SQL, content="(" * 50 + "{=" + "[" * 50), None)
+    assert not floor.passed
+    assert [v.code for v in floor.violations] == ["SQLParseError"]

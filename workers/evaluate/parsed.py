@@ -61,5 +61,7 @@ def sql_statements(content: str) -> tuple[exp.Expr, ...] | ParseFailure:
         return ParseFailure(text.splitlines()[0][:300] if text else type(exc).__name__)
     except RecursionError:
         return ParseFailure("nesting too deep to parse")
+    except Exception as exc:  # sqlglot's own bugs on odd input (seen: AttributeError)
+        return ParseFailure(f"the SQL parser failed: {type(exc).__name__}: {exc}"[:300])
     statements = tuple(s for s in parsed if s is not None)
     return statements if statements else ParseFailure("no SQL statement found")
