@@ -3,14 +3,13 @@
 from __future__ import annotations
 
 import json
-import os
-import shutil
 from pathlib import Path
 
 import pytest
 
 from bench import corpus, economics, latency, overhead, recall, stage1_io
 from bench.common import CORPUS_PATH
+from tests.infrastructure import require_redis_server
 
 CLASSES = {
     "none",
@@ -26,10 +25,7 @@ CLASSES = {
 
 @pytest.fixture(scope="module")
 def redis_server() -> None:
-    if shutil.which("redis-server") is None:
-        if os.environ.get("CI"):
-            pytest.fail("redis-server is not installed, and CI must have one")
-        pytest.skip("redis-server is not installed")
+    require_redis_server()
 
 
 def _load(path: Path) -> dict[str, object]:

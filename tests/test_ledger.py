@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 import uuid
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
@@ -14,6 +13,7 @@ from pydantic import SecretStr
 from schemas.judging import JudgeTask, JudgeTier, TokenUsage
 from schemas.quality import Dimension
 from schemas.request import NodeOutput, OutputKind
+from tests.infrastructure import require_redis
 from workers.judges.anthropic_judge import AnthropicJudge
 from workers.judges.messages_server import Reply, running_server
 from workers.judges.retry import RetryPolicy
@@ -23,14 +23,8 @@ from workers.settings import Settings
 
 @pytest.fixture
 def client() -> Iterator[redis.Redis]:
-    conn = redis.Redis(host="127.0.0.1", port=6379, db=15, socket_timeout=2)
-    try:
-        conn.ping()
-    except redis.ConnectionError as exc:
-        conn.close()
-        if os.environ.get("CI"):
-            pytest.fail(f"Redis is required under CI: {exc}")
-        pytest.skip(f"no Redis at 127.0.0.1:6379: {exc}")
+    url = require_redis("redis://127.0.0.1:6379/15")
+    conn = redis.Redis.from_url(url, socket_timeout=2)
     yield conn
     conn.close()
 

@@ -18,8 +18,9 @@ from tests.faults.support import (
     running_fault_server,
     settings_for,
 )
+from tests.infrastructure import require_redis
 from workers.client import ReviewClient
-from workers.fleet import LocalFleet, PrivateRedis, redis_answers
+from workers.fleet import LocalFleet, PrivateRedis
 from workers.settings import Settings
 
 FAULTS_REDIS_URL = os.environ.get("WINDAGS_FAULTS_REDIS_URL", "redis://127.0.0.1:6379/10")
@@ -28,11 +29,7 @@ FAULTS_REDIS_URL = os.environ.get("WINDAGS_FAULTS_REDIS_URL", "redis://127.0.0.1
 @pytest.fixture(scope="session")
 def faults_redis_url() -> str:
     """The shared Redis database of the fault tests (not the integration tests' db 9)."""
-    if not redis_answers(FAULTS_REDIS_URL):
-        if os.environ.get("CI"):
-            pytest.fail(f"no Redis at {FAULTS_REDIS_URL}, and CI must have one")
-        pytest.skip(f"no Redis at {FAULTS_REDIS_URL}")
-    return FAULTS_REDIS_URL
+    return require_redis(FAULTS_REDIS_URL)
 
 
 @pytest.fixture(scope="session")

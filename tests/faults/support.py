@@ -3,8 +3,6 @@
 from __future__ import annotations
 
 import json
-import os
-import shutil
 import threading
 import time
 import uuid
@@ -15,10 +13,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import pytest
 import redis
 
 from schemas.result import ReviewError, ReviewResult
+from tests.infrastructure import require_redis_server
 from workers.fleet import PrivateRedis
 from workers.judges import messages_server as ms
 from workers.settings import Settings
@@ -74,10 +72,7 @@ def settings_for(env: dict[str, str], redis_url: str) -> Settings:
 
 def private_redis(*, appendonly: bool = False) -> PrivateRedis:
     """A started private redis-server; skips without the binary (fails under CI)."""
-    if shutil.which("redis-server") is None:
-        if os.environ.get("CI"):
-            pytest.fail("redis-server is not on PATH, and CI must have it")
-        pytest.skip("redis-server is not on PATH")
+    require_redis_server()
     return PrivateRedis(appendonly=appendonly).start()
 
 

@@ -12,8 +12,9 @@ from collections.abc import Iterator
 import pytest
 import redis
 
+from tests.infrastructure import require_redis
 from workers.client import ReviewClient
-from workers.fleet import LocalFleet, redis_answers
+from workers.fleet import LocalFleet
 from workers.settings import Settings
 
 REDIS_URL = os.environ.get("WINDAGS_TEST_REDIS_URL", "redis://127.0.0.1:6379/9")
@@ -21,11 +22,7 @@ REDIS_URL = os.environ.get("WINDAGS_TEST_REDIS_URL", "redis://127.0.0.1:6379/9")
 
 @pytest.fixture(scope="session")
 def redis_url() -> str:
-    if not redis_answers(REDIS_URL):
-        if os.environ.get("CI"):
-            pytest.fail(f"no Redis at {REDIS_URL}, and CI must have one")
-        pytest.skip(f"no Redis at {REDIS_URL}")
-    return REDIS_URL
+    return require_redis(REDIS_URL)
 
 
 @pytest.fixture(scope="session")

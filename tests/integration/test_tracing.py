@@ -34,10 +34,11 @@ from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanE
 from opentelemetry.trace import SpanKind
 
 from schemas.result import ReviewResult
+from tests.infrastructure import require_redis
 from tests.integration.support import fresh_dag, sample, wait_until
 from workers import telemetry
 from workers.client import ReviewClient
-from workers.fleet import LocalFleet, free_port, redis_answers
+from workers.fleet import LocalFleet, free_port
 from workers.settings import Settings
 from workers.stream import StreamEntry, read_all
 
@@ -179,11 +180,7 @@ def tracing_env(receiver: Receiver) -> dict[str, str]:
 
 @pytest.fixture(scope="module")
 def tracing_db() -> Iterator[redis.Redis]:
-    if not redis_answers(TRACING_REDIS_URL):
-        if os.environ.get("CI"):
-            pytest.fail(f"no Redis at {TRACING_REDIS_URL}, and CI must have one")
-        pytest.skip(f"no Redis at {TRACING_REDIS_URL}")
-    client = redis.Redis.from_url(TRACING_REDIS_URL)
+    client = redis.Redis.from_url(require_redis(TRACING_REDIS_URL))
     client.flushdb()
     yield client
     client.close()

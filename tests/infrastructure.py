@@ -1,0 +1,30 @@
+"""Real infrastructure for tests: optional on a laptop, mandatory under CI."""
+
+from __future__ import annotations
+
+import os
+import shutil
+
+import pytest
+
+from workers.fleet import redis_answers
+
+
+def unavailable(reason: str) -> None:
+    """Skip the test locally; fail it under CI, where the infrastructure must exist."""
+    if os.environ.get("CI"):
+        pytest.fail(f"{reason}, and CI must have it")
+    pytest.skip(reason)
+
+
+def require_redis(url: str) -> str:
+    """``url`` when a Redis answers there."""
+    if not redis_answers(url):
+        unavailable(f"no Redis at {url}")
+    return url
+
+
+def require_redis_server() -> None:
+    """Return only when ``redis-server`` can be started (private Redis for fault tests)."""
+    if shutil.which("redis-server") is None:
+        unavailable("redis-server is not on PATH")
