@@ -122,8 +122,7 @@ def fleet_env(prefix: str, **extra: str) -> dict[str, str]:
 
 def settings_for(url: str, env: dict[str, str]) -> Settings:
     """The client-side settings matching a fleet's environment."""
-    values = {k.removeprefix("WINDAGS_").lower(): v for k, v in env.items()}
-    return Settings.model_validate({**values, "redis_url": url})
+    return Settings.from_environment(env, redis_url=url)
 
 
 @contextmanager

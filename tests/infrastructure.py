@@ -9,6 +9,18 @@ import pytest
 
 from workers.fleet import redis_answers
 
+#: Time limits for test fleets: faults recover in seconds, not the production minutes.
+#: They still nest (``Settings`` checks): judge calls < soft < hard < visibility timeout.
+SHORT_LIMITS = {
+    "WINDAGS_STAGE1_SOFT_LIMIT_S": "10",
+    "WINDAGS_STAGE1_HARD_LIMIT_S": "12",
+    "WINDAGS_STAGE2_SOFT_LIMIT_S": "25",
+    "WINDAGS_STAGE2_HARD_LIMIT_S": "28",
+    "WINDAGS_JUDGE_TIMEOUT_S": "2",
+    "WINDAGS_JUDGE_RETRY_BUDGET_S": "2",
+    "WINDAGS_VISIBILITY_TIMEOUT_S": "30",
+}
+
 
 def unavailable(reason: str) -> None:
     """Skip the test locally; fail it under CI, where the infrastructure must exist."""

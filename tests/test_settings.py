@@ -48,3 +48,10 @@ def test_settings_come_from_windags_environment_variables(
 def test_an_unpriced_model_is_a_configuration_error() -> None:
     with pytest.raises(ConfigurationError, match="no price for model 'mystery'"):
         Settings().price_of("mystery")
+
+
+def test_a_workers_environment_gives_the_settings_it_will_read() -> None:
+    env = {"WINDAGS_KEY_PREFIX": "fleet-a", "WINDAGS_MAX_TASK_TRIES": "5", "PATH": "/usr/bin"}
+    settings = Settings.from_environment(env, redis_url="redis://127.0.0.1:6390/0")
+    assert (settings.key_prefix, settings.max_task_tries) == ("fleet-a", 5)
+    assert settings.redis_url == "redis://127.0.0.1:6390/0"

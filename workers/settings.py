@@ -7,6 +7,7 @@ refuses to build when they do not.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from enum import StrEnum
 from typing import Self
 
@@ -123,6 +124,17 @@ class Settings(BaseSettings):
                     f"limit ({soft}s): lower judge_timeout_s or judge_max_attempts"
                 )
         return self
+
+    @classmethod
+    def from_environment(cls, env: Mapping[str, str], *, redis_url: str) -> Settings:
+        """What a worker started with ``env`` reads (its ``WINDAGS_*`` keys), at ``redis_url``.
+
+        For the processes that start workers: they hold the environment they pass on, and
+        must agree with the workers on every setting.
+        """
+        prefix = "WINDAGS_"
+        values = {k.removeprefix(prefix).lower(): v for k, v in env.items() if k.startswith(prefix)}
+        return cls.model_validate({**values, "redis_url": redis_url})
 
     @property
     def worst_judge_call_s(self) -> float:

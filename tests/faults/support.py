@@ -66,8 +66,7 @@ def fleet_env(
 
 def settings_for(env: dict[str, str], redis_url: str) -> Settings:
     """The settings a worker builds from ``env`` (validated: the limits nest)."""
-    values = {k.removeprefix("WINDAGS_").lower(): v for k, v in env.items()}
-    return Settings.model_validate({**values, "redis_url": redis_url})
+    return Settings.from_environment(env, redis_url=redis_url)
 
 
 def private_redis(*, appendonly: bool = False) -> PrivateRedis:

@@ -12,7 +12,7 @@ from collections.abc import Iterator
 import pytest
 import redis
 
-from tests.infrastructure import require_redis
+from tests.infrastructure import SHORT_LIMITS, require_redis
 from workers.client import ReviewClient
 from workers.fleet import LocalFleet
 from workers.settings import Settings
@@ -39,20 +39,13 @@ def fleet_env() -> dict[str, str]:
     return {
         "WINDAGS_KEY_PREFIX": f"it-{uuid.uuid4().hex[:8]}",
         "WINDAGS_JUDGE_BACKEND": "builtin",
-        "WINDAGS_STAGE1_SOFT_LIMIT_S": "10",
-        "WINDAGS_STAGE1_HARD_LIMIT_S": "12",
-        "WINDAGS_STAGE2_SOFT_LIMIT_S": "25",
-        "WINDAGS_STAGE2_HARD_LIMIT_S": "28",
-        "WINDAGS_JUDGE_TIMEOUT_S": "2",
-        "WINDAGS_JUDGE_RETRY_BUDGET_S": "2",
-        "WINDAGS_VISIBILITY_TIMEOUT_S": "30",
+        **SHORT_LIMITS,
     }
 
 
 @pytest.fixture(scope="module")
 def settings(redis_url: str, fleet_env: dict[str, str]) -> Settings:
-    values = {k.removeprefix("WINDAGS_").lower(): v for k, v in fleet_env.items()}
-    return Settings.model_validate({**values, "redis_url": redis_url})
+    return Settings.from_environment(fleet_env, redis_url=redis_url)
 
 
 @pytest.fixture(scope="module")

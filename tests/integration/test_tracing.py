@@ -34,7 +34,7 @@ from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanE
 from opentelemetry.trace import SpanKind
 
 from schemas.result import ReviewResult
-from tests.infrastructure import require_redis
+from tests.infrastructure import SHORT_LIMITS, require_redis
 from tests.integration.support import fresh_dag, sample, wait_until
 from workers import telemetry
 from workers.client import ReviewClient
@@ -168,13 +168,7 @@ def tracing_env(receiver: Receiver) -> dict[str, str]:
         "WINDAGS_OTEL_SERVICE_NAME": "windags-it",
         "OTEL_BSP_SCHEDULE_DELAY": "100",
         "OTEL_METRIC_EXPORT_INTERVAL": "500",
-        "WINDAGS_STAGE1_SOFT_LIMIT_S": "10",
-        "WINDAGS_STAGE1_HARD_LIMIT_S": "12",
-        "WINDAGS_STAGE2_SOFT_LIMIT_S": "25",
-        "WINDAGS_STAGE2_HARD_LIMIT_S": "28",
-        "WINDAGS_JUDGE_TIMEOUT_S": "2",
-        "WINDAGS_JUDGE_RETRY_BUDGET_S": "2",
-        "WINDAGS_VISIBILITY_TIMEOUT_S": "30",
+        **SHORT_LIMITS,
     }
 
 
