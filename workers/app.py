@@ -14,6 +14,9 @@ Why each reliability setting (see DESIGN.md, "What the stack really promises"):
   bound it with our own try counter.
 - ``visibility_timeout`` above every hard time limit, in all three places Celery reads it:
   Redis redelivers any message unacked for longer, even one still running.
+- delivery: ``workers/transport.py`` pops a message and records it as unacked in one
+  Lua script, so a worker killed as Redis hands it a message loses nothing (kombu's
+  BRPOP-then-write leaves a window where the message is nowhere).
 - prefetch of 1: a slow Stage 2 call holds no other message hostage (prefetched
   messages count against the visibility timeout too).
 - soft/hard time limits per queue. Celery enforces them only in the prefork pool; under
@@ -65,6 +68,9 @@ def celery_config(settings: Settings) -> dict[str, Any]:
         "health_check_interval": 25,
         "socket_keepalive": True,
         "retry_on_timeout": True,
+        # One key per queue: reviews have no priorities, and the delivery that a kill
+        # cannot lose (workers/transport.py) waits on exactly one key.
+        "priority_steps": [0],
     }
     config: dict[str, Any] = {
         "broker_url": settings.redis_url,

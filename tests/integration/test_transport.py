@@ -1,0 +1,159 @@
+"""The broker transport: a worker killed as Redis hands it a message loses nothing.
+
+Each test runs real kombu consumers as processes against real Redis, with its own
+queue and its own unacked keys, so the fleet tests sharing the database are untouched.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import time
+import uuid
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+import redis
+from kombu.connection import Connection
+from kombu.entity import Queue as KombuQueue
+
+from workers.transport import Transport
+
+pytestmark = pytest.mark.integration
+
+
+@pytest.fixture()
+def keys(redis_db: redis.Redis) -> Iterator[dict[str, str]]:
+    tag = uuid.uuid4().hex[:8]
+    names = {
+        "queue": f"transport-{tag}",
+        "unacked_key": f"transport-{tag}:unacked",
+        "unacked_index_key": f"transport-{tag}:unacked_index",
+        "unacked_mutex_key": f"transport-{tag}:unacked_mutex",
+    }
+    yield names
+    redis_db.delete(*names.values())
+
+
+def _options(keys: dict[str, str], **extra: Any) -> dict[str, Any]:
+    names = {name: value for name, value in keys.items() if name != "queue"}
+    return {"priority_steps": [0], **names, **extra}
+
+
+def _publish(url: str, keys: dict[str, str], body: dict[str, str]) -> None:
+    with Connection(url, transport=Transport, transport_options=_options(keys)) as connection:
+        connection.Producer().publish(
+            body, routing_key=keys["queue"], declare=[KombuQueue(keys["queue"])]
+        )
+
+
+def _consume_and_die(url: str, keys: dict[str, str], which: str) -> int:
+    """Run a consumer that SIGKILLs itself on delivery; its exit code."""
+    command = [
+        sys.executable,
+        "-m",
+        "tests.integration.dying_consumer",
+        url,
+        keys["queue"],
+        which,
+        json.dumps(_options(keys)),
+    ]
+    return subprocess.run(command, timeout=60, capture_output=True, check=False).returncode
+
+
+def _receive_one(url: str, keys: dict[str, str]) -> dict[str, str]:
+    """A healthy consumer of our transport: restores what is overdue, takes one message."""
+    options = _options(keys, visibility_timeout=1)
+    received: list[dict[str, str]] = []
+    with Connection(url, transport=Transport, transport_options=options) as connection:
+        channel = connection.default_channel
+        time.sleep(1.1)  # older than the visibility timeout
+        channel.qos.restore_visible(num=100)
+
+        def on_message(body: dict[str, str], message: Any) -> None:
+            received.append(body)
+            message.ack()
+
+        with connection.Consumer(KombuQueue(keys["queue"]), callbacks=[on_message]):
+            connection.drain_events(timeout=10)
+    assert len(received) == 1
+    return received[0]
+
+
+def test_a_consumer_killed_mid_delivery_leaves_the_message_unacked(
+    redis_url: str, redis_db: redis.Redis, keys: dict[str, str]
+) -> None:
+    body = {"review": "wd:n1:1"}
+    _publish(redis_url, keys, body)
+
+    assert _consume_and_die(redis_url, keys, "ours") == -9
+
+    assert redis_db.llen(keys["queue"]) == 0
+    assert redis_db.hlen(keys["unacked_key"]) == 1
+    assert _receive_one(redis_url, keys) == body
+    assert redis_db.hlen(keys["unacked_key"]) == 0, "the ack clears what the take recorded"
+
+
+def test_kombus_own_transport_loses_that_message(
+    redis_url: str, redis_db: redis.Redis, keys: dict[str, str]
+) -> None:
+    """Why ``workers.transport`` exists. When this fails, kombu closed the window itself."""
+    _publish(redis_url, keys, {"review": "wd:n1:1"})
+
+    assert _consume_and_die(redis_url, keys, "kombu") == -9
+
+    assert redis_db.llen(keys["queue"]) == 0
+    assert redis_db.hlen(keys["unacked_key"]) == 0
+
+
+def test_messages_arrive_in_order_and_acks_leave_nothing_behind(
+    redis_url: str, redis_db: redis.Redis, keys: dict[str, str]
+) -> None:
+    bodies = [{"n": str(i)} for i in range(20)]
+    for body in bodies:
+        _publish(redis_url, keys, body)
+    received: list[dict[str, str]] = []
+
+    def on_message(body: dict[str, str], message: Any) -> None:
+        received.append(body)
+        message.ack()
+
+    options = _options(keys)
+    with Connection(redis_url, transport=Transport, transport_options=options) as connection:
+        with connection.Consumer(KombuQueue(keys["queue"]), callbacks=[on_message]):
+            while len(received) < len(bodies):
+                connection.drain_events(timeout=5)
+
+    assert received == bodies
+    assert redis_db.llen(keys["queue"]) == 0
+    assert redis_db.hlen(keys["unacked_key"]) == 0
+    assert redis_db.zcard(keys["unacked_index_key"]) == 0
+
+
+def test_a_consumer_of_two_queues_still_receives_from_both(
+    redis_url: str, redis_db: redis.Redis, keys: dict[str, str]
+) -> None:
+    """Two queues take kombu's BRPOP path; it must keep working."""
+    other = {**keys, "queue": keys["queue"] + "-b"}
+    _publish(redis_url, keys, {"from": "a"})
+    _publish(redis_url, other, {"from": "b"})
+    received: list[dict[str, str]] = []
+
+    def on_message(body: dict[str, str], message: Any) -> None:
+        received.append(body)
+        message.ack()
+
+    queues = [KombuQueue(keys["queue"]), KombuQueue(other["queue"])]
+    options = _options(keys)
+    try:
+        with Connection(redis_url, transport=Transport, transport_options=options) as connection:
+            with connection.Consumer(queues, callbacks=[on_message]):
+                while len(received) < 2:
+                    connection.drain_events(timeout=5)
+    finally:
+        redis_db.delete(other["queue"])
+
+    assert sorted(body["from"] for body in received) == ["a", "b"]
+    assert redis_db.hlen(keys["unacked_key"]) == 0
