@@ -582,6 +582,21 @@ def test_grace_periods_outlast_the_hard_limits(rendered: tuple[Path, list[Doc]])
     )
 
 
+def test_each_worker_exposes_and_announces_the_metrics_port_it_serves(
+    rendered: tuple[Path, list[Doc]],
+) -> None:
+    path, docs = rendered
+    port = int(worker_config(docs)["WINDAGS_PROMETHEUS_PORT"])
+    for queue, deployment in worker_deployments(docs).items():
+        template = deployment["spec"]["template"]
+        (container,) = template["spec"]["containers"]
+        ports = {p["name"]: p["containerPort"] for p in container.get("ports", [])}
+        assert ports.get("metrics") == port, (path, queue, ports)
+        annotations = template["metadata"].get("annotations", {})
+        assert annotations.get("prometheus.io/port") == str(port), (path, queue)
+        assert annotations.get("prometheus.io/scrape") == "true", (path, queue)
+
+
 def test_config_maps_are_valid_settings(
     rendered: tuple[Path, list[Doc]], monkeypatch: pytest.MonkeyPatch
 ) -> None:

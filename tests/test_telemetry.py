@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import logging
+import re
+import urllib.request
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -253,3 +255,45 @@ def test_few_decisions_never_count_as_a_cascade() -> None:
     monitor = EscalationMonitor(min_samples=10)
     assert not any(monitor.observe(escalated=True) for _ in range(9))
     assert not monitor.cascading
+
+
+def test_a_prometheus_port_alone_serves_the_metrics_and_records_no_spans() -> None:
+    settings = SETTINGS.model_copy(update={"prometheus_port": 0})
+    state = telemetry.setup(settings, install_global=False, instrument_celery=False)
+    try:
+        assert state.active and state.metrics_endpoint is not None
+        port = state.metrics_endpoint.port
+        assert port is not None
+        request = _request("good_python.json")
+        report = run_stage1(request)
+        escalation = decide_escalation(
+            request, stage2_price=SETTINGS.price_of(SETTINGS.stage2_model), stage1=report.stage1
+        )
+        result = finalize(request, report, escalation, None)
+        with spans.stage_span("router") as opened:
+            assert not opened.is_recording()  # metrics only: spans cost nothing
+            spans.note_escalation(request, escalation)
+            spans.note_published(result, added=True, entry_id="1-0")
+
+        with urllib.request.urlopen(f"http://127.0.0.1:{port}/metrics", timeout=5) as reply:
+            assert reply.status == 200
+            text = reply.read().decode()
+    finally:
+        telemetry.shutdown()
+
+    decision = result.decision.value
+    assert re.search(rf'^windags_reviews_total\{{.*decision="{decision}".*\}} 1\.0$', text, re.M)
+    assert re.search(
+        r'^windags_escalation_decisions_total\{.*escalated="false".*\} 1\.0$', text, re.M
+    )
+    assert re.search(
+        r'^windags_stage_duration_seconds_count\{.*stage="router".*\} 1\.0$', text, re.M
+    )
+    with pytest.raises(OSError):  # shut down with its providers
+        urllib.request.urlopen(f"http://127.0.0.1:{port}/metrics", timeout=2)
+
+
+def test_the_submitting_client_never_takes_the_prometheus_port() -> None:
+    settings = SETTINGS.model_copy(update={"prometheus_port": 0})
+    state = telemetry.setup(settings, install_global=False, serve_metrics=False)
+    assert not state.active

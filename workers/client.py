@@ -35,7 +35,7 @@ class ReviewClient:
         self._app = app if app is not None else create_app(settings)
         self._redis = redis_client(settings, max_connections=8)
         # The publisher must be instrumented too, or each review starts a new trace.
-        telemetry.setup(settings)
+        telemetry.setup(settings, serve_metrics=False)
 
     def submit(self, request: ReviewRequest | dict[str, Any]) -> str:
         """Enqueue one review; returns its review key (``dag_id:node_id:attempt``)."""

@@ -135,6 +135,8 @@ class LocalFleet:
     redis_url: str
     concurrency: dict[Queue, int] = field(default_factory=lambda: dict(DEFAULT_CONCURRENCY))
     extra_env: dict[str, str] = field(default_factory=dict)
+    #: Environment for one worker kind only, over ``extra_env`` (e.g. its metrics port).
+    worker_env: dict[Queue, dict[str, str]] = field(default_factory=dict)
     start_private_redis: bool = True
     workers: dict[Queue, subprocess.Popen[bytes]] = field(default_factory=dict)
     private: PrivateRedis | None = None
@@ -178,7 +180,11 @@ class LocalFleet:
         )
         log = (self.log_dir / f"{queue.value}.log").open("ab")
         self.workers[queue] = subprocess.Popen(
-            command, env=self.env, start_new_session=True, stdout=log, stderr=subprocess.STDOUT
+            command,
+            env={**self.env, **self.worker_env.get(queue, {})},
+            start_new_session=True,
+            stdout=log,
+            stderr=subprocess.STDOUT,
         )
         log.close()
         return self.workers[queue]

@@ -53,6 +53,9 @@ class RetryLater:
 
 Outcome = Hop | RetryLater | None
 
+#: The answer to a delivery of a review whose Ceiling another worker is running.
+_CLAIM_WAIT = RetryLater(5.0, "another worker holds this review's Stage 2 claim", counted=False)
+
 
 def handle_stage1(raw: str, deps: Deps, *, traceparent: str | None = None) -> Outcome:
     """Floor and Wall; refuse bad input with an error entry, never a silent drop."""
@@ -124,16 +127,19 @@ def handle_stage2(
         routed = RoutedReview.model_validate_json(routed_json)
         stage2 = _cached_ceiling(request, routed.report, deps)
         if stage2 is None:
-            return RetryLater(
-                5.0, "another worker holds this review's Stage 2 claim", counted=False
-            )
+            return _CLAIM_WAIT
         spans.note_stage2(request, stage2)
         trace_id = telemetry.trace_id_of(traceparent)
         result = finalize(request, routed.report, routed.escalation, stage2, trace_id=trace_id)
         publish(result, deps, traceparent=traceparent)
         return None
 
-    return _guarded(Queue.STAGE2, identity, request_json, deps, work, check_published=True)
+    def claimed() -> bool:
+        return bool(deps.redis.exists(_claim_key(deps, identity)))
+
+    return _guarded(
+        Queue.STAGE2, identity, request_json, deps, work, check_published=True, busy=claimed
+    )
 
 
 #: What each task takes, for the error entry of a call that does not match.
@@ -195,8 +201,8 @@ def _already_published(request: ReviewRequest, identity: str, published: bool, d
 def _cached_ceiling(
     request: ReviewRequest, report: Stage1Report, deps: Deps
 ) -> Stage2Report | None:
-    prefix, key = deps.settings.key_prefix, request.review_key
-    cache_key, claim_key = f"{prefix}:stage2:{key}", f"{prefix}:claim:{key}"
+    cache_key = f"{deps.settings.key_prefix}:stage2:{request.review_key}"
+    claim_key = _claim_key(deps, request.review_key)
     cached = deps.redis.get(cache_key)
     if cached is not None:
         return Stage2Report.model_validate_json(cached)
@@ -210,6 +216,11 @@ def _cached_ceiling(
     finally:
         deps.redis.delete(claim_key)
     return stage2
+
+
+def _claim_key(deps: Deps, review_key: str) -> str:
+    """Held while one worker runs the review's Ceiling; expires at the Stage 2 hard limit."""
+    return f"{deps.settings.key_prefix}:claim:{review_key}"
 
 
 def _identity(raw: str) -> str:
@@ -236,11 +247,14 @@ def _guarded(
     work: Callable[[bool], Outcome],
     *,
     check_published: bool = False,
+    busy: Callable[[], bool] | None = None,
 ) -> Outcome:
     """Count the try; retry unexpected faults a bounded number of times, then dead-letter.
 
     With ``check_published`` the same round trip asks whether ``identity`` (as a review
-    key) is already published, and ``work`` gets the answer; else it gets False.
+    key) is already published, and ``work`` gets the answer; else it gets False. A
+    delivery past the limit while ``busy()`` (a live worker holds the work) waits
+    instead: its poison entry would take the stream slot of that worker's result.
     """
     published = False
     if check_published:
@@ -250,6 +264,9 @@ def _guarded(
     else:
         tries = deps.tries.bump(stage.value, identity)
     limit = deps.settings.max_task_tries
+    if tries > limit and busy is not None and busy():
+        deps.tries.unbump(stage.value, identity)
+        return _CLAIM_WAIT
     if tries > limit:
         _give_up(
             raw,

@@ -99,6 +99,8 @@ class Settings(BaseSettings):
     otel_endpoint: str | None = None
     """OTLP/HTTP endpoint (``http://collector:4318``); console export when unset and enabled."""
     otel_service_name: str = "windags-evaluator"
+    prometheus_port: int | None = Field(default=None, ge=0, le=65535)
+    """Serve ``/metrics`` for Prometheus on this port (0: any free one); off when unset."""
 
     @model_validator(mode="after")
     def _limits_nest(self) -> Self:

@@ -15,6 +15,8 @@ Why it looks like this (DESIGN.md, "What the stack really promises"):
 - Off by default: with ``otel_enabled`` false no provider is installed, the tracer and
   meter are the API's proxies (no-ops unless the embedding process installed its own
   provider), and every helper skips attribute work on a non-recording span.
+- ``prometheus_port`` adds a scrape endpoint to the same meter (``workers/prometheus.py``);
+  set alone, it turns on metrics without exporting spans.
 
 Only the OpenTelemetry API is imported at module level; the SDK, exporters and the Celery
 instrumentation load inside ``setup``, so importing the engine's callers stays light.
@@ -34,6 +36,7 @@ from opentelemetry.context import Context
 from opentelemetry.trace.propagation.tracecontext import TraceContextTextMapPropagator
 
 from workers.metrics import Instruments, QueueDepths
+from workers.prometheus import MetricsEndpoint
 from workers.settings import Settings
 
 if TYPE_CHECKING:
@@ -63,6 +66,7 @@ class Telemetry:
     pid: int = field(default_factory=os.getpid)
     celery_instrumented: bool = False
     installed_global: bool = False
+    metrics_endpoint: MetricsEndpoint | None = None
 
     @property
     def active(self) -> bool:
@@ -103,6 +107,7 @@ def setup(
     install_global: bool = True,
     instrument_celery: bool = True,
     queue_depths: QueueDepths | None = None,
+    serve_metrics: bool = True,
 ) -> Telemetry:
     """Install tracing and metrics for this process, once; a no-op when telemetry is off.
 
@@ -115,9 +120,13 @@ def setup(
             since a global provider can be set only once per process).
         instrument_celery: propagate context through Celery messages.
         queue_depths: reads waiting messages per queue for the ``windags.queue.depth`` gauge.
+        serve_metrics: serve ``prometheus_port`` (workers do; the submitting client, which
+            records no metrics, does not take the port).
     """
     global _state
-    if not (settings.otel_enabled or span_exporter is not None):
+    tracing = settings.otel_enabled or span_exporter is not None
+    scraped = serve_metrics and settings.prometheus_port is not None
+    if not (tracing or scraped):
         return _state
     if _state.active and _state.pid == os.getpid():
         return _state
@@ -125,17 +134,27 @@ def setup(
     from opentelemetry.sdk.resources import Resource
     from opentelemetry.sdk.trace import TracerProvider
     from opentelemetry.sdk.trace.export import BatchSpanProcessor, SimpleSpanProcessor
+    from opentelemetry.sdk.trace.sampling import ALWAYS_OFF
 
     resource = Resource.create(
         {"service.name": settings.otel_service_name, "process.pid": os.getpid()}
     )
-    tracer_provider = TracerProvider(resource=resource)
+    # Metrics alone: spans are not recorded at all, so span helpers skip their work.
+    tracer_provider = TracerProvider(resource=resource, sampler=None if tracing else ALWAYS_OFF)
     if span_exporter is not None:
         tracer_provider.add_span_processor(SimpleSpanProcessor(span_exporter))
-    else:
+    elif tracing:
         tracer_provider.add_span_processor(BatchSpanProcessor(_span_exporter(settings)))
-    reader = metric_reader if metric_reader is not None else _metric_reader(settings)
-    meter_provider = MeterProvider(resource=resource, metric_readers=[reader])
+    readers: list[MetricReader] = []
+    if metric_reader is not None:
+        readers.append(metric_reader)
+    elif tracing:
+        readers.append(_metric_reader(settings))
+    endpoint = None
+    if scraped and settings.prometheus_port is not None:
+        endpoint = MetricsEndpoint(settings.prometheus_port)
+        readers.append(endpoint.reader)
+    meter_provider = MeterProvider(resource=resource, metric_readers=readers)
     if install_global:
         trace.set_tracer_provider(tracer_provider)
         metrics.set_meter_provider(meter_provider)
@@ -149,14 +168,16 @@ def setup(
         tracer_provider=tracer_provider,
         meter_provider=meter_provider,
         installed_global=install_global,
+        metrics_endpoint=endpoint,
     )
-    if instrument_celery:
+    if instrument_celery and tracing:
         state.celery_instrumented = _instrument_celery(tracer_provider, meter_provider)
     _state = state
-    log.info(
-        "telemetry on: exporting to %s",
-        settings.otel_endpoint or ("the given exporter" if span_exporter else "the console"),
-    )
+    if tracing:
+        log.info(
+            "telemetry on: exporting to %s",
+            settings.otel_endpoint or ("the given exporter" if span_exporter else "the console"),
+        )
     return state
 
 
@@ -172,6 +193,8 @@ def shutdown() -> None:
     state.tracer_provider.force_flush()
     state.tracer_provider.shutdown()
     state.meter_provider.shutdown()  # collects and exports once more
+    if state.metrics_endpoint is not None:
+        state.metrics_endpoint.close()
     # The global proxies would now reach the shut-down providers: go quiet instead.
     after = _proxy() if not state.installed_global else _silent()
     after.instruments.monitor = state.instruments.monitor

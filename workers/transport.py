@@ -2,15 +2,18 @@
 
 kombu takes a message with ``BRPOP`` and only afterwards, in a second command, writes
 it to the ``unacked`` hash that redelivery restores from. A worker killed between the
-two (or with the ``BRPOP`` reply still in its socket buffer) has taken a message
-nobody holds any more: it is gone (kombu#305, celery#4354; our worker-death test lost
-one review in 330 this way). This channel waits with ``BLMOVE q q RIGHT RIGHT``,
-which blocks like ``BRPOP`` but leaves the message where it is, then pops it and
-records it as unacked in one Lua script: at every instant the message is in its queue
-or in ``unacked``. Two round trips per message, as before (the second write kombu
-makes is skipped). It covers channels that consume one queue with one priority step,
-which is what our workers are (``priority_steps`` is ``[0]`` in ``workers.app``);
-any other channel keeps kombu's ``BRPOP``.
+two (or with the ``BRPOP`` reply still in its socket buffer) has taken a message nobody
+holds any more: it is gone (kombu#305, celery#4354; a CI run of our worker-death test
+lost one review of 330, and tests/integration/test_transport.py shows the window).
+
+This channel waits with ``BLMOVE q q RIGHT RIGHT``, which blocks like ``BRPOP`` but
+leaves the message where it is, then pops it and records it as unacked in one Lua
+script: at every instant the message is in its queue or in ``unacked``. Two round trips
+per message, as before (the second write kombu makes is skipped). A message arriving at
+an idle queue wakes every consumer waiting on it; those that lose the race find nothing
+and wait again, one round trip each. It covers channels that consume one queue with one
+priority step, which is what our workers are (``priority_steps`` is ``[0]`` in
+``workers.app``); any other channel keeps kombu's ``BRPOP``.
 
 The channel also reuses one synchronous ``redis.Redis`` per connection pool: kombu
 builds one per command (about 0.2 ms of CPU here: ~170 response callbacks copied),

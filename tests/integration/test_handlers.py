@@ -202,6 +202,34 @@ def test_waiting_for_another_workers_stage2_claim_is_not_a_try(
     assert int(deps.redis.get(counter) or 0) == 1
 
 
+def test_a_delivery_past_the_try_limit_waits_while_a_live_worker_holds_the_claim(
+    deps: Deps, judge: ScriptedJudge
+) -> None:
+    """Its poison entry would otherwise take the stream slot of that worker's result."""
+    judge.push(verdict())
+    hop = through_router(deps, sample("final_deliverable.json", dag_id="d9"))
+    review_key = "d9:release-notes:1"
+    claim_key = f"{deps.settings.key_prefix}:claim:{review_key}"
+    counter = deps.tries.key("stage2", review_key)
+    limit = deps.settings.max_task_tries
+    deps.redis.set(counter, limit)  # every try used up (workers died) ...
+    deps.redis.set(claim_key, "1", ex=deps.settings.stage2_hard_limit_s)  # ... one runs now
+
+    wait = run_stage2(hop, deps)
+
+    assert isinstance(wait, RetryLater) and not wait.counted
+    assert int(deps.redis.get(counter) or 0) == limit
+    assert results(deps, "d9") == []
+    assert deps.redis.xlen(deps.stream.dead_letter_key) == 0
+
+    deps.redis.delete(claim_key)  # that worker died too: its claim expired
+    assert run_stage2(hop, deps) is None
+    [entry] = results(deps, "d9")
+    assert isinstance(entry, ReviewError) and entry.code is ErrorCode.POISON
+    assert deps.redis.xlen(deps.stream.dead_letter_key) == 1
+    assert judge.tasks == []
+
+
 def test_a_stage2_fault_still_counts_as_a_try(deps: Deps) -> None:
     class Crash(ScriptedJudge):
         def evaluate(self, task: Any) -> JudgeVerdict:

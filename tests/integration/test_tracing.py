@@ -9,7 +9,9 @@ from __future__ import annotations
 
 import gzip
 import os
+import re
 import threading
+import urllib.request
 import uuid
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -39,6 +41,7 @@ from tests.integration.support import fresh_dag, sample, wait_until
 from workers import telemetry
 from workers.client import ReviewClient
 from workers.fleet import LocalFleet, free_port
+from workers.queues import Queue
 from workers.settings import Settings
 from workers.stream import StreamEntry, read_all
 
@@ -181,8 +184,21 @@ def tracing_db() -> Iterator[redis.Redis]:
 
 
 @pytest.fixture(scope="module")
-def traced_fleet(tracing_db: redis.Redis, tracing_env: dict[str, str]) -> Iterator[LocalFleet]:
-    running = LocalFleet(TRACING_REDIS_URL, extra_env=tracing_env, start_private_redis=False)
+def stage2_metrics_port() -> int:
+    """The Stage 2 worker also serves Prometheus metrics, here."""
+    return free_port()
+
+
+@pytest.fixture(scope="module")
+def traced_fleet(
+    tracing_db: redis.Redis, tracing_env: dict[str, str], stage2_metrics_port: int
+) -> Iterator[LocalFleet]:
+    running = LocalFleet(
+        TRACING_REDIS_URL,
+        extra_env=tracing_env,
+        worker_env={Queue.STAGE2: {"WINDAGS_PROMETHEUS_PORT": str(stage2_metrics_port)}},
+        start_private_redis=False,
+    )
     with running:
         running.wait_ready(timeout_s=90)
         yield running
@@ -390,3 +406,27 @@ def test_workers_export_the_fleet_metrics(
     assert exported("windags.judge.calls", tier="ceiling", outcome="ok")
     assert exported("windags.escalation.rolling_rate")
     assert exported("windags.escalation.cascade")
+
+
+def test_a_worker_with_a_prometheus_port_serves_its_metrics_there(
+    client: ReviewClient,
+    tracing_db: redis.Redis,
+    client_settings: Settings,
+    stage2_metrics_port: int,
+) -> None:
+    dag = fresh_dag()
+    client.submit(sample("final_deliverable.json", dag_id=dag))
+    _entries(tracing_db, client_settings, dag, 1)
+
+    url = f"http://127.0.0.1:{stage2_metrics_port}/metrics"
+    with urllib.request.urlopen(url, timeout=5) as reply:
+        text = reply.read().decode()
+
+    assert 'service_name="windags-it"' in text
+    assert re.search(
+        r'^windags_judge_calls_total\{.*outcome="ok".*tier="ceiling".*\} [1-9]', text, re.M
+    )
+    assert re.search(
+        r'^windags_stage_duration_seconds_count\{.*stage="stage2".*\} [1-9]', text, re.M
+    )
+    assert not re.search(r'stage="stage1"', text), "each worker serves only its own metrics"

@@ -63,23 +63,29 @@ def _consume_and_die(url: str, keys: dict[str, str], which: str) -> int:
     return subprocess.run(command, timeout=60, capture_output=True, check=False).returncode
 
 
-def _receive_one(url: str, keys: dict[str, str]) -> dict[str, str]:
-    """A healthy consumer of our transport: restores what is overdue, takes one message."""
+def _drain(
+    url: str, keys: dict[str, str], queues: list[str], count: int, *, restore: bool = False
+) -> list[dict[str, str]]:
+    """A healthy consumer of our transport: ``count`` bodies from ``queues``, each acked.
+
+    With ``restore`` it first returns overdue unacked messages to their queue, as a
+    worker does on its own every few seconds (visibility timeout 1 s here).
+    """
     options = _options(keys, visibility_timeout=1)
     received: list[dict[str, str]] = []
+
+    def on_message(body: dict[str, str], message: Any) -> None:
+        received.append(body)
+        message.ack()
+
     with Connection(url, transport=Transport, transport_options=options) as connection:
-        channel = connection.default_channel
-        time.sleep(1.1)  # older than the visibility timeout
-        channel.qos.restore_visible(num=100)
-
-        def on_message(body: dict[str, str], message: Any) -> None:
-            received.append(body)
-            message.ack()
-
-        with connection.Consumer(KombuQueue(keys["queue"]), callbacks=[on_message]):
-            connection.drain_events(timeout=10)
-    assert len(received) == 1
-    return received[0]
+        if restore:
+            time.sleep(1.1)  # older than the visibility timeout
+            connection.default_channel.qos.restore_visible(num=100)
+        with connection.Consumer([KombuQueue(q) for q in queues], callbacks=[on_message]):
+            while len(received) < count:
+                connection.drain_events(timeout=10)
+    return received
 
 
 def test_a_consumer_killed_mid_delivery_leaves_the_message_unacked(
@@ -92,7 +98,7 @@ def test_a_consumer_killed_mid_delivery_leaves_the_message_unacked(
 
     assert redis_db.llen(keys["queue"]) == 0
     assert redis_db.hlen(keys["unacked_key"]) == 1
-    assert _receive_one(redis_url, keys) == body
+    assert _drain(redis_url, keys, [keys["queue"]], 1, restore=True) == [body]
     assert redis_db.hlen(keys["unacked_key"]) == 0, "the ack clears what the take recorded"
 
 
@@ -114,17 +120,8 @@ def test_messages_arrive_in_order_and_acks_leave_nothing_behind(
     bodies = [{"n": str(i)} for i in range(20)]
     for body in bodies:
         _publish(redis_url, keys, body)
-    received: list[dict[str, str]] = []
 
-    def on_message(body: dict[str, str], message: Any) -> None:
-        received.append(body)
-        message.ack()
-
-    options = _options(keys)
-    with Connection(redis_url, transport=Transport, transport_options=options) as connection:
-        with connection.Consumer(KombuQueue(keys["queue"]), callbacks=[on_message]):
-            while len(received) < len(bodies):
-                connection.drain_events(timeout=5)
+    received = _drain(redis_url, keys, [keys["queue"]], len(bodies))
 
     assert received == bodies
     assert redis_db.llen(keys["queue"]) == 0
@@ -139,19 +136,8 @@ def test_a_consumer_of_two_queues_still_receives_from_both(
     other = {**keys, "queue": keys["queue"] + "-b"}
     _publish(redis_url, keys, {"from": "a"})
     _publish(redis_url, other, {"from": "b"})
-    received: list[dict[str, str]] = []
-
-    def on_message(body: dict[str, str], message: Any) -> None:
-        received.append(body)
-        message.ack()
-
-    queues = [KombuQueue(keys["queue"]), KombuQueue(other["queue"])]
-    options = _options(keys)
     try:
-        with Connection(redis_url, transport=Transport, transport_options=options) as connection:
-            with connection.Consumer(queues, callbacks=[on_message]):
-                while len(received) < 2:
-                    connection.drain_events(timeout=5)
+        received = _drain(redis_url, keys, [keys["queue"], other["queue"]], 2)
     finally:
         redis_db.delete(other["queue"])
 
