@@ -24,6 +24,10 @@ apart. Every policy keeps Stage 1 and its short circuit: Stage 2 never runs on a
 Stage 1 rejected. Policies: (a) ours = ``decide_escalation``; (b) always = every node
 that passed Stage 1; (c) never; (d) random = as many Stage-1 passes as ours escalated,
 chosen at random (averaged over draws). Figures are averaged over ``--seeds`` seeds.
+
+"Waste averted": the downstream waste (downstream cost x cascade probability, uncapped)
+of each defect that only Stage 2 caught; net = averted - Stage 2 spend. That is what the
+seed's formula optimises; "defects caught" counts every defect alike, whatever it spoils.
 """
 
 from __future__ import annotations
@@ -62,6 +66,8 @@ class Node:
     escalate: bool
     decided: bool
     stage2_cost: float
+    #: What this output would spoil downstream if bad: downstream cost x cascade probability.
+    waste: float
 
 
 def _pick(rng: random.Random, table: Sequence[tuple[str, float, float]]) -> tuple[str, float]:
@@ -129,6 +135,7 @@ class Simulation:
             escalate=decision.escalate,
             decided=decision.reason.value != "none",
             stage2_cost=decision.stage2_cost,
+            waste=decision.raw_downstream_waste,
         )
 
 
@@ -144,8 +151,16 @@ def _outcome(nodes: list[Node], escalated: list[bool]) -> dict[str, float]:
         for n, e in zip(nodes, escalated, strict=True)
         if not n.defective and (not n.stage1_passed or (e and n.ceiling_flags))
     )
+    # The formula's own objective: downstream waste of the defects only Stage 2 caught.
+    averted = sum(
+        n.waste
+        for n, e in zip(nodes, escalated, strict=True)
+        if n.defective and n.stage1_passed and e and n.ceiling_flags
+    )
     return {
         "stage2_spend_usd": spend,
+        "waste_averted_usd": averted,
+        "net_usd": averted - spend,
         "escalated": sum(escalated),
         "escalation_rate": sum(escalated) / len(nodes),
         "defects_caught": caught,
@@ -218,7 +233,15 @@ def run(
     """Simulate, print the table, write ``economics.json`` and ``economics.png``."""
     sim = Simulation(load(corpus))
     runs = [simulate(sim, 1000 + s, nodes) for s in range(seeds)]
-    keys = ("stage2_spend_usd", "escalated", "escalation_rate", "defects_caught", "false_alarms")
+    keys = (
+        "stage2_spend_usd",
+        "waste_averted_usd",
+        "net_usd",
+        "escalated",
+        "escalation_rate",
+        "defects_caught",
+        "false_alarms",
+    )
     summary = {p: {k: round(_mean(runs, p, k), 4) for k in keys} for p in POLICIES}
     always = summary["always"]
     ours = summary["ours"]
@@ -237,14 +260,13 @@ def run(
             summary[p]["defects_caught"],
             round(summary[p]["defects_caught"] / defective, 3) if defective else 0.0,
             summary[p]["false_alarms"],
+            summary[p]["waste_averted_usd"],
+            summary[p]["net_usd"],
         ]
         for p in POLICIES
     ]
-    print(
-        common.table(
-            ["policy", "spend_usd", "esc_rate", "caught", "of_defects", "false_alarms"], rows
-        )
-    )
+    headers = ["policy", "spend_usd", "esc_rate", "caught", "of_defects", "false_alarms"]
+    print(common.table([*headers, "averted_usd", "net_usd"], rows))
     print(
         f"nodes/seed {nodes}, seeds {seeds}, defective/seed {defective:.1f}; ours spends "
         f"{spend_ratio:.1%} of always-Stage-2 (goal <= 25%) and catches {catch_ratio:.1%} of "

@@ -25,7 +25,7 @@ from workers.evaluate import decide_escalation, finalize, run_stage1
 from workers.intake import decode_request
 from workers.judges.ceiling import run_ceiling
 from workers.judges.scripted import ScriptedJudge
-from workers.metrics import EscalationMonitor
+from workers.metrics import CASCADE_WINDOW, EscalationMonitor
 from workers.settings import Settings
 
 SAMPLES = Path(__file__).resolve().parent.parent / "workers" / "samples"
@@ -233,8 +233,15 @@ def test_trace_id_of_refuses_what_is_not_a_valid_traceparent(value: str | None) 
 def test_queue_depth_and_cascade_gauges_are_observed(captured: Captured) -> None:
     depths = {dict(p.attributes)["queue"]: p.value for p in captured.points("windags.queue.depth")}
     assert depths == {"stage1": 3, "stage2": 0}
-    (flag,) = captured.points("windags.escalation.cascade")
-    assert flag.value == 0
+    # The monitor lives as long as the process (earlier tests fed it): fill its window.
+    monitor = telemetry.current().instruments.monitor
+    for escalated, expected in ((False, 0), (True, 1), (False, 0)):
+        for _ in range(CASCADE_WINDOW):
+            monitor.observe(escalated=escalated)
+        (flag,) = captured.points("windags.escalation.cascade")
+        assert flag.value == expected
+        (rate,) = captured.points("windags.escalation.rolling_rate")
+        assert rate.value == expected
 
 
 def test_a_rolling_escalation_rate_above_60_percent_warns_once_and_raises_the_flag(
