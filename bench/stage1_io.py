@@ -66,8 +66,7 @@ def start_worker(
 ) -> tuple[subprocess.Popen[bytes], str]:
     """One worker process for ``queue`` with ``pool`` and ``concurrency``."""
     name = f"{common.unique(queue.value)}@bench"
-    command = worker_command(queue, concurrency=concurrency, name=name)
-    command[command.index("--pool") + 1] = pool
+    command = worker_command(queue, concurrency=concurrency, name=name, pool=pool)
     proc = subprocess.Popen(
         command,
         env={**os.environ, **env, "WINDAGS_REDIS_URL": url},

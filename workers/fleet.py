@@ -29,7 +29,12 @@ DEFAULT_CONCURRENCY = {Queue.STAGE1: 4, Queue.ROUTER: 2, Queue.STAGE2: 4}
 
 
 def worker_command(
-    queue: Queue, *, concurrency: int, name: str | None = None, loglevel: str = "WARNING"
+    queue: Queue,
+    *,
+    concurrency: int,
+    name: str | None = None,
+    loglevel: str = "WARNING",
+    pool: str = "threads",
 ) -> list[str]:
     """The Celery worker command line for one queue (the Procfile's, with a unique name)."""
     command = [
@@ -44,7 +49,7 @@ def worker_command(
         "-n",
         name or f"{queue.value}@%h",
         "--pool",
-        "threads",
+        pool,
         "--concurrency",
         str(concurrency),
         "--without-gossip",
@@ -137,6 +142,8 @@ class LocalFleet:
     extra_env: dict[str, str] = field(default_factory=dict)
     #: Environment for one worker kind only, over ``extra_env`` (e.g. its metrics port).
     worker_env: dict[Queue, dict[str, str]] = field(default_factory=dict)
+    #: Celery pool of every worker: the Procfile's ``threads``, or ``prefork``.
+    pool: str = "threads"
     start_private_redis: bool = True
     workers: dict[Queue, subprocess.Popen[bytes]] = field(default_factory=dict)
     private: PrivateRedis | None = None
@@ -176,7 +183,7 @@ class LocalFleet:
     def start_worker(self, queue: Queue) -> subprocess.Popen[bytes]:
         """Start (or restart) the worker of ``queue``."""
         command = worker_command(
-            queue, concurrency=self.concurrency[queue], name=self.worker_name(queue)
+            queue, concurrency=self.concurrency[queue], name=self.worker_name(queue), pool=self.pool
         )
         log = (self.log_dir / f"{queue.value}.log").open("ab")
         self.workers[queue] = subprocess.Popen(

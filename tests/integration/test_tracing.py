@@ -40,7 +40,7 @@ from tests.infrastructure import SHORT_LIMITS, require_redis
 from tests.integration.support import fresh_dag, sample, wait_until
 from workers import telemetry
 from workers.client import ReviewClient
-from workers.fleet import LocalFleet, free_port
+from workers.fleet import DEFAULT_CONCURRENCY, LocalFleet, free_port
 from workers.queues import Queue
 from workers.settings import Settings
 from workers.stream import StreamEntry, read_all
@@ -189,15 +189,28 @@ def stage2_metrics_port() -> int:
     return free_port()
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="module", params=["threads", "prefork"])
 def traced_fleet(
-    tracing_db: redis.Redis, tracing_env: dict[str, str], stage2_metrics_port: int
+    request: pytest.FixtureRequest,
+    tracing_db: redis.Redis,
+    tracing_env: dict[str, str],
+    stage2_metrics_port: int,
 ) -> Iterator[LocalFleet]:
+    """The Procfile's threads pool, and prefork, whose children set telemetry up after fork.
+
+    Under prefork a provider made before the fork would lose its export thread in each
+    child: the spans these tests look for would never arrive.
+    """
     running = LocalFleet(
         TRACING_REDIS_URL,
+        # One child per prefork worker: a second would find the metrics port taken.
+        concurrency=dict(DEFAULT_CONCURRENCY)
+        if request.param == "threads"
+        else dict.fromkeys(Queue, 1),
         extra_env=tracing_env,
         worker_env={Queue.STAGE2: {"WINDAGS_PROMETHEUS_PORT": str(stage2_metrics_port)}},
         start_private_redis=False,
+        pool=request.param,
     )
     with running:
         running.wait_ready(timeout_s=90)
