@@ -226,6 +226,17 @@ class LocalFleet:
             os.killpg(process.pid, signal.SIGKILL)
             process.wait(timeout=10)
 
+    def stop_worker(self, queue: Queue, timeout_s: float = 40.0) -> int:
+        """Warm-stop one worker as a scale-down does (SIGTERM); its exit code.
+
+        Celery then stops consuming, lets running tasks finish and hands reserved
+        messages back to the queue.
+        """
+        process = self.workers[queue]
+        if process.poll() is None:
+            os.killpg(process.pid, signal.SIGTERM)
+        return process.wait(timeout=timeout_s)
+
     def stop(self) -> None:
         """Warm-stop every worker, then the private Redis if one was started."""
         for process in self.workers.values():

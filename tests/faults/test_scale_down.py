@@ -1,0 +1,136 @@
+"""Workers stopped as an autoscaler stops them (SIGTERM) mid-run: nothing lost or repaid.
+
+A scale-down picks its victim regardless of running work. Celery's warm shutdown must
+let running reviews finish and hand reserved messages back at once, not leave them to
+the visibility timeout; a review then still ends with exactly one stream entry, and no
+model call is paid twice.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Iterator
+
+import pytest
+import redis
+
+from tests.faults.support import (
+    MIX,
+    FaultServer,
+    count_stream,
+    fleet_env,
+    fresh_dag,
+    marked,
+    private_redis,
+    record,
+    running_fault_server,
+    settings_for,
+    wait_until,
+)
+from workers.client import ReviewClient
+from workers.fleet import LocalFleet, PrivateRedis
+from workers.queues import Queue
+from workers.settings import Settings
+
+pytestmark = [pytest.mark.integration, pytest.mark.slow]
+
+REVIEWS = 150
+STAGE2_LATENCY_S = 1.0
+
+
+@pytest.fixture(scope="module")
+def server() -> Iterator[FaultServer]:
+    """Model calls slow enough that each SIGTERM finds reviews running and reserved."""
+    with running_fault_server(latency_s=0.15) as handle:
+        handle.set_model_latency(Settings().stage2_model, STAGE2_LATENCY_S)
+        yield handle
+
+
+@pytest.fixture(scope="module")
+def own_redis(faults_redis_url: str) -> Iterator[PrivateRedis]:
+    server = private_redis()
+    yield server
+    server.stop()
+
+
+def _unacked_of(db: redis.Redis, queue: Queue) -> int:
+    """Messages of ``queue`` that some consumer holds (kombu's ``unacked`` hash)."""
+    return sum(1 for raw in db.hvals("unacked") if json.loads(raw)[2] == queue.value)
+
+
+@pytest.mark.timeout(240)
+def test_warm_stopped_workers_hand_back_their_work_and_lose_nothing(
+    server: FaultServer, own_redis: PrivateRedis
+) -> None:
+    env = fleet_env("sd", judge="anthropic", server=server)
+    settings = settings_for(env, own_redis.url)
+    db = redis.Redis.from_url(own_redis.url)
+    dag = fresh_dag("sd")
+    nodes = [f"n{i:04d}" for i in range(REVIEWS)]
+    requests = [marked(MIX[i % len(MIX)], dag, node) for i, node in enumerate(nodes)]
+    concurrency = {Queue.STAGE1: 6, Queue.ROUTER: 2, Queue.STAGE2: 6}
+    fleet = LocalFleet(
+        own_redis.url, concurrency=concurrency, extra_env=env, start_private_redis=False
+    )
+    client = ReviewClient(settings)
+    stops: dict[str, dict[str, float | int]] = {}
+    try:
+        with fleet:
+            fleet.wait_ready(timeout_s=90)
+            started = time.monotonic()
+            keys = client.submit_many(requests)
+            for victim, after_s in ((Queue.STAGE1, 1.0), (Queue.STAGE2, 4.0)):
+                time.sleep(after_s)
+                held = _unacked_of(db, victim)
+                code = fleet.stop_worker(victim)
+                stops[victim.value] = {
+                    "at_s": round(time.monotonic() - started, 1),
+                    "held_before": held,
+                    "held_after": _unacked_of(db, victim),
+                    "queued_after": int(db.llen(victim.value)),
+                    "exit_code": code,
+                }
+                fleet.start_worker(victim)
+                fleet.wait_ready(timeout_s=60, queues=(victim,))
+
+            def all_in() -> bool:
+                return not count_stream(db, settings, dag).lost(keys)
+
+            finished = wait_until(all_in, timeout_s=120, every_s=0.5)
+            done_s = time.monotonic() - started
+            counted = count_stream(db, settings, dag)
+    finally:
+        client.close()
+        db.close()
+    calls = server.calls_per_marker(nodes)
+    escalated = sum(1 for r in counted.results.values() if r.stage2 is not None)
+    lost, duplicated = counted.lost(keys), counted.duplicated()
+    record(
+        "scale_down",
+        {
+            "submissions": len(keys),
+            "stops": stops,
+            "results": len(counted.results),
+            "errors": len(counted.errors),
+            "lost": len(lost),
+            "duplicated": len(duplicated),
+            "stage2_results": escalated,
+            "model_calls": sum(calls.values()),
+            "max_model_calls_per_review": max(calls.values()),
+            "all_done_s": round(done_s, 1),
+        },
+    )
+    for queue, stop in stops.items():
+        assert stop["exit_code"] == 0, (queue, stop)
+        assert stop["held_before"] > 0, f"the {queue} stop found no work: it proves nothing"
+        # Handed back, not left for the visibility timeout.
+        assert stop["held_after"] == 0, (queue, stop)
+    assert finished, f"{len(lost)} reviews never reached the stream: {lost[:5]}"
+    assert duplicated == {}
+    assert counted.errors == {}, list(counted.errors.values())[:3]
+    assert escalated == REVIEWS // len(MIX)
+    # Every review judged once per model stage: the Wall past the Floor, then Stage 2.
+    walled = sum(1 for r in counted.results.values() if r.stage1.floor.passed)
+    assert walled == REVIEWS - REVIEWS // len(MIX)  # the Floor failures call no model
+    assert sum(calls.values()) == walled + escalated
