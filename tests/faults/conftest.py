@@ -103,6 +103,14 @@ def model_env(model_server: FaultServer) -> dict[str, str]:
     return fleet_env("fm", judge="anthropic", server=model_server)
 
 
+@pytest.fixture(scope="module")
+def own_redis(faults_redis_url: str) -> Iterator[PrivateRedis]:
+    """A redis-server for one module whose faults must not touch the shared fleets."""
+    server = private_redis()
+    yield server
+    server.stop()
+
+
 @pytest.fixture(scope="package")
 def model_redis(faults_redis_url: str) -> Iterator[PrivateRedis]:
     """The model fleet's own redis-server: its queues never meet the built-in fleet's."""

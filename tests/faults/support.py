@@ -249,15 +249,23 @@ class FaultServer(ms.ServerHandle):
 
 
 @contextmanager
-def running_fault_server(latency_s: float = 0.0) -> Iterator[FaultServer]:
-    """Serve in a background thread, like ``messages_server.running_server``."""
+def running_fault_server(
+    latency_s: float = 0.0, *, stage2_latency_s: float | None = None
+) -> Iterator[FaultServer]:
+    """Serve in a background thread, like ``messages_server.running_server``.
+
+    ``stage2_latency_s`` slows the Stage 2 model alone (kills and stops land mid-call).
+    """
     server = _FaultServerImpl(("127.0.0.1", 0), ms.DEFAULT_API_KEY, latency_s)
     thread = threading.Thread(
         target=server.serve_forever, args=(0.05,), name="fault-server", daemon=True
     )
     thread.start()
     try:
-        yield FaultServer(server)
+        handle = FaultServer(server)
+        if stage2_latency_s is not None:
+            handle.set_model_latency(Settings().stage2_model, stage2_latency_s)
+        yield handle
     finally:
         server.stop()
         thread.join()

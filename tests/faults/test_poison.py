@@ -29,7 +29,6 @@ from tests.faults.support import (
     fresh_dag,
     marked,
     marker,
-    private_redis,
     record,
     running_fault_server,
     settings_for,
@@ -57,13 +56,6 @@ POISON_ENV = {
 }
 #: Before each kill: healthy Stage 2 calls in flight next to the poisoned one finish.
 SETTLE_S = 1.0
-
-
-@pytest.fixture(scope="module")
-def own_redis(faults_redis_url: str) -> Iterator[PrivateRedis]:
-    server = private_redis()
-    yield server
-    server.stop()
 
 
 @pytest.fixture(scope="module")

@@ -22,7 +22,6 @@ from tests.faults.support import (
     fleet_env,
     fresh_dag,
     marked,
-    private_redis,
     record,
     running_fault_server,
     settings_for,
@@ -31,7 +30,6 @@ from tests.faults.support import (
 from workers.client import ReviewClient
 from workers.fleet import LocalFleet, PrivateRedis
 from workers.queues import Queue
-from workers.settings import Settings
 
 pytestmark = [pytest.mark.integration, pytest.mark.slow]
 
@@ -42,16 +40,8 @@ STAGE2_LATENCY_S = 1.0
 @pytest.fixture(scope="module")
 def server() -> Iterator[FaultServer]:
     """Model calls slow enough that each SIGTERM finds reviews running and reserved."""
-    with running_fault_server(latency_s=0.15) as handle:
-        handle.set_model_latency(Settings().stage2_model, STAGE2_LATENCY_S)
+    with running_fault_server(0.15, stage2_latency_s=STAGE2_LATENCY_S) as handle:
         yield handle
-
-
-@pytest.fixture(scope="module")
-def own_redis(faults_redis_url: str) -> Iterator[PrivateRedis]:
-    server = private_redis()
-    yield server
-    server.stop()
 
 
 def _unacked_of(db: redis.Redis, queue: Queue) -> int:

@@ -17,7 +17,6 @@ from tests.faults.support import (
     fleet_env,
     fresh_dag,
     marked,
-    private_redis,
     record,
     running_fault_server,
     settings_for,
@@ -26,7 +25,6 @@ from tests.faults.support import (
 from workers.client import ReviewClient
 from workers.fleet import LocalFleet, PrivateRedis
 from workers.queues import Queue
-from workers.settings import Settings
 
 pytestmark = [pytest.mark.integration, pytest.mark.slow]
 
@@ -40,17 +38,9 @@ SEED = int(os.environ.get("WINDAGS_FAULTS_SEED", "20240611"))
 @pytest.fixture(scope="module")
 def server() -> Iterator[FaultServer]:
     """The judge is the real SDK against a local server slow enough that kills land mid-call."""
-    with running_fault_server(latency_s=MODEL_LATENCY_S) as handle:
-        # Stage 2 calls take a second, so that stage2 kills land mid-call.
-        handle.set_model_latency(Settings().stage2_model, STAGE2_LATENCY_S)
+    # Stage 2 calls take a second, so that stage2 kills land mid-call.
+    with running_fault_server(MODEL_LATENCY_S, stage2_latency_s=STAGE2_LATENCY_S) as handle:
         yield handle
-
-
-@pytest.fixture(scope="module")
-def own_redis(faults_redis_url: str) -> Iterator[PrivateRedis]:
-    server = private_redis()
-    yield server
-    server.stop()
 
 
 @pytest.mark.timeout(300)

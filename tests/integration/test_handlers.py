@@ -174,15 +174,20 @@ def test_stage1_skips_a_review_already_published(deps: Deps, judge: ScriptedJudg
     assert len(results(deps, "d6")) == 1
 
 
+def at_stage2(deps: Deps, judge: ScriptedJudge, dag: str) -> tuple[Hop, str, str]:
+    """An escalated review ready for Stage 2: its hop, claim key and Stage 2 try counter."""
+    judge.push(verdict())
+    hop = through_router(deps, sample("final_deliverable.json", dag_id=dag))
+    review_key = f"{dag}:release-notes:1"
+    claim_key = f"{deps.settings.key_prefix}:claim:{review_key}"
+    return hop, claim_key, deps.tries.key("stage2", review_key)
+
+
 def test_waiting_for_another_workers_stage2_claim_is_not_a_try(
     deps: Deps, judge: ScriptedJudge
 ) -> None:
     """A long legitimate Stage 2 plus duplicate deliveries must not dead-letter the review."""
-    judge.push(verdict())
-    hop = through_router(deps, sample("final_deliverable.json", dag_id="d7"))
-    review_key = "d7:release-notes:1"
-    claim_key = f"{deps.settings.key_prefix}:claim:{review_key}"
-    counter = deps.tries.key("stage2", review_key)
+    hop, claim_key, counter = at_stage2(deps, judge, "d7")
     # Another worker is judging this review (its claim expires at the Stage 2 hard limit).
     assert deps.redis.set(claim_key, "1", nx=True, ex=deps.settings.stage2_hard_limit_s)
     waits = [run_stage2(hop, deps) for _ in range(deps.settings.max_task_tries * 3)]
@@ -206,11 +211,7 @@ def test_a_delivery_past_the_try_limit_waits_while_a_live_worker_holds_the_claim
     deps: Deps, judge: ScriptedJudge
 ) -> None:
     """Its poison entry would otherwise take the stream slot of that worker's result."""
-    judge.push(verdict())
-    hop = through_router(deps, sample("final_deliverable.json", dag_id="d9"))
-    review_key = "d9:release-notes:1"
-    claim_key = f"{deps.settings.key_prefix}:claim:{review_key}"
-    counter = deps.tries.key("stage2", review_key)
+    hop, claim_key, counter = at_stage2(deps, judge, "d9")
     limit = deps.settings.max_task_tries
     deps.redis.set(counter, limit)  # every try used up (workers died) ...
     deps.redis.set(claim_key, "1", ex=deps.settings.stage2_hard_limit_s)  # ... one runs now
