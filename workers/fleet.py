@@ -196,6 +196,11 @@ class LocalFleet:
         log.close()
         return self.workers[queue]
 
+    def restart_worker(self, queue: Queue, timeout_s: float = 60.0) -> None:
+        """Start ``queue``'s worker again (after a kill or stop) and wait until it answers."""
+        self.start_worker(queue)
+        self.wait_ready(timeout_s=timeout_s, queues=(queue,))
+
     def wait_ready(self, timeout_s: float = 60.0, queues: tuple[Queue, ...] = tuple(Queue)) -> None:
         """Block until each worker answers Celery's own ping."""
         from workers.app import create_app

@@ -19,6 +19,7 @@ from schemas.result import ReviewError, ReviewResult
 from tests.infrastructure import require_redis_server
 from workers.fleet import PrivateRedis
 from workers.judges import messages_server as ms
+from workers.queues import Queue
 from workers.settings import Settings
 from workers.stream import read_all
 
@@ -87,6 +88,16 @@ def sample(name: str, **changes: Any) -> dict[str, Any]:
 
 #: The three kinds of review the load tests mix: accept, Floor failure, Stage 2 escalation.
 MIX = ("good_python", "floor_failure_python", "final_deliverable")
+
+
+#: Workers of the fleets whose workers the tests kill or stop: enough threads that each
+#: fault finds reviews running and reserved.
+CHURN_CONCURRENCY = {Queue.STAGE1: 6, Queue.ROUTER: 2, Queue.STAGE2: 6}
+
+
+def mixed(dag_id: str, nodes: list[str]) -> list[dict[str, Any]]:
+    """One marked request per node, cycling through ``MIX``."""
+    return [marked(MIX[i % len(MIX)], dag_id, node) for i, node in enumerate(nodes)]
 
 
 def marker(node_id: str) -> str:

@@ -9,12 +9,12 @@ import pytest
 import redis
 
 from tests.faults.support import (
-    MIX,
     FaultServer,
     count_stream,
     fleet_env,
     fresh_dag,
     marked,
+    mixed,
     private_redis,
     record,
     running_fault_server,
@@ -66,8 +66,8 @@ def test_a_redis_restart_loses_no_submission_and_workers_resume(
     env = fleet_env("br", judge="anthropic", server=server)
     settings = settings_for(env, aof_redis.url)
     dag = fresh_dag("br")
-    before = [marked(MIX[i % len(MIX)], dag, f"b{i:04d}") for i in range(BEFORE)]
-    after = [marked(MIX[i % len(MIX)], dag, f"a{i:04d}") for i in range(AFTER)]
+    before = mixed(dag, [f"b{i:04d}" for i in range(BEFORE)])
+    after = mixed(dag, [f"a{i:04d}" for i in range(AFTER)])
     fleet = LocalFleet(aof_redis.url, extra_env=env, start_private_redis=False)
     client = ReviewClient(settings)
     db = redis.Redis.from_url(aof_redis.url)

@@ -12,11 +12,10 @@ import redis
 from schemas.quality import ScoreStatus
 from schemas.result import CeilingStatus
 from tests.faults.support import (
-    MIX,
     FaultServer,
     count_stream,
     fresh_dag,
-    marked,
+    mixed,
     record,
     wait_until,
 )
@@ -62,7 +61,7 @@ def test_model_api_faults_end_every_review_within_the_retry_budget(
     rng = random.Random(SEED)
     dag = fresh_dag("mf")
     nodes = [f"m{i:03d}" for i in range(REVIEWS)]
-    requests = [marked(MIX[i % len(MIX)], dag, n) for i, n in enumerate(nodes)]
+    requests = mixed(dag, nodes)
     # Floor failures never reach a model; the others make one Wall call, escalations
     # one Ceiling call more: the script covers about twice the logical calls.
     script, tally = _fault_script(rng, 2 * REVIEWS)

@@ -21,7 +21,6 @@ import redis
 
 from schemas.result import ErrorCode
 from tests.faults.support import (
-    MIX,
     POISON_MARKER,
     FaultServer,
     count_stream,
@@ -29,6 +28,7 @@ from tests.faults.support import (
     fresh_dag,
     marked,
     marker,
+    mixed,
     record,
     running_fault_server,
     settings_for,
@@ -81,7 +81,7 @@ def test_a_review_that_kills_its_worker_every_time_is_dead_lettered_after_max_tr
         "content": poison["output"]["content"] + f"\n{POISON_MARKER}\n",
     }
     healthy_nodes = [f"h{i:03d}" for i in range(HEALTHY)]
-    healthy = [marked(MIX[i % len(MIX)], dag, n) for i, n in enumerate(healthy_nodes)]
+    healthy = mixed(dag, healthy_nodes)
     dead_key = f"{settings.key_prefix}:deadletter"
     db = redis.Redis.from_url(own_redis.url)
     client = ReviewClient(settings)
@@ -116,8 +116,7 @@ def test_a_review_that_kills_its_worker_every_time_is_dead_lettered_after_max_tr
                     time.sleep(SETTLE_S)
                     fleet.kill_worker(Queue.STAGE2)
                     kills.append(round(time.monotonic() - started, 1))
-                    fleet.start_worker(Queue.STAGE2)
-                    fleet.wait_ready(timeout_s=60, queues=(Queue.STAGE2,))
+                    fleet.restart_worker(Queue.STAGE2)
                 now = time.monotonic() - started
                 if healthy_s is None and healthy_done():
                     healthy_s = now

@@ -16,12 +16,13 @@ import pytest
 import redis
 
 from tests.faults.support import (
+    CHURN_CONCURRENCY,
     MIX,
     FaultServer,
     count_stream,
     fleet_env,
     fresh_dag,
-    marked,
+    mixed,
     record,
     running_fault_server,
     settings_for,
@@ -58,10 +59,9 @@ def test_warm_stopped_workers_hand_back_their_work_and_lose_nothing(
     db = redis.Redis.from_url(own_redis.url)
     dag = fresh_dag("sd")
     nodes = [f"n{i:04d}" for i in range(REVIEWS)]
-    requests = [marked(MIX[i % len(MIX)], dag, node) for i, node in enumerate(nodes)]
-    concurrency = {Queue.STAGE1: 6, Queue.ROUTER: 2, Queue.STAGE2: 6}
+    requests = mixed(dag, nodes)
     fleet = LocalFleet(
-        own_redis.url, concurrency=concurrency, extra_env=env, start_private_redis=False
+        own_redis.url, concurrency=CHURN_CONCURRENCY, extra_env=env, start_private_redis=False
     )
     client = ReviewClient(settings)
     stops: dict[str, dict[str, float | int]] = {}
@@ -81,8 +81,7 @@ def test_warm_stopped_workers_hand_back_their_work_and_lose_nothing(
                     "queued_after": int(db.llen(victim.value)),
                     "exit_code": code,
                 }
-                fleet.start_worker(victim)
-                fleet.wait_ready(timeout_s=60, queues=(victim,))
+                fleet.restart_worker(victim)
 
             def all_in() -> bool:
                 return not count_stream(db, settings, dag).lost(keys)

@@ -11,12 +11,13 @@ import pytest
 import redis
 
 from tests.faults.support import (
+    CHURN_CONCURRENCY,
     MIX,
     FaultServer,
     count_stream,
     fleet_env,
     fresh_dag,
-    marked,
+    mixed,
     record,
     running_fault_server,
     settings_for,
@@ -53,10 +54,9 @@ def test_sigkilled_workers_lose_and_duplicate_nothing(
     rng = random.Random(SEED)
     dag = fresh_dag("wd")
     nodes = [f"n{i:04d}" for i in range(REVIEWS)]
-    requests = [marked(MIX[i % len(MIX)], dag, node) for i, node in enumerate(nodes)]
-    concurrency = {Queue.STAGE1: 6, Queue.ROUTER: 2, Queue.STAGE2: 6}
+    requests = mixed(dag, nodes)
     fleet = LocalFleet(
-        own_redis.url, concurrency=concurrency, extra_env=env, start_private_redis=False
+        own_redis.url, concurrency=CHURN_CONCURRENCY, extra_env=env, start_private_redis=False
     )
     client = ReviewClient(settings)
     kills: list[str] = []
@@ -77,9 +77,8 @@ def test_sigkilled_workers_lose_and_duplicate_nothing(
                 fleet.kill_worker(victim)
                 kills.append(f"{victim.value}@{time.monotonic() - started:.1f}s")
                 time.sleep(rng.uniform(0.2, 1.0))
-                fleet.start_worker(victim)
+                fleet.restart_worker(victim)
                 restarts += 1
-                fleet.wait_ready(timeout_s=60, queues=(victim,))
             fleet.wait_ready(timeout_s=90)
             last_kill_s = time.monotonic() - started
 
