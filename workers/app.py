@@ -9,9 +9,9 @@ Why each reliability setting (see DESIGN.md, "What the stack really promises"):
 - ``task_acks_on_failure_or_timeout = False``: a failed task is not acked. Celery then
   *rejects it without requeue*, which on Redis deletes it: so ``ReviewTask`` turns a
   broker or Redis connection fault that escapes a task (Redis gone while publishing the
-  next hop) into ``Reject(requeue=True)``, and the message comes back (at once, or after
-  the visibility timeout while Redis is still down). Handlers catch everything else and
-  bound it with our own try counter.
+  next hop, or the retry ``Task.retry`` could not publish) into ``Reject(requeue=True)``,
+  and the message comes back (at once, or after the visibility timeout while Redis is
+  still down). Handlers catch everything else and bound it with our own try counter.
 - ``visibility_timeout`` above every hard time limit, in all three places Celery reads it:
   Redis redelivers any message unacked for longer, even one still running.
 - delivery: ``workers/transport.py`` pops a message and records it as unacked in one
@@ -48,7 +48,13 @@ CONNECTION_FAULTS: tuple[type[BaseException], ...] = (
 
 
 class ReviewTask(Task):  # type: ignore[misc]  # celery ships no type hints
-    """Requeue, never drop, a task whose Redis connection failed under it."""
+    """Requeue, never drop, a task whose Redis connection failed under it.
+
+    Two ways a fault reaches here: it escapes the task (Redis gone while publishing the
+    next hop), or ``Task.retry`` could not publish the retry and raised
+    ``Reject(requeue=False)``, which on Redis deletes the message (a broker-restart run
+    lost a review that way).
+    """
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         """Run the task; a connection fault rejects the message back onto its queue."""
@@ -56,6 +62,10 @@ class ReviewTask(Task):  # type: ignore[misc]  # celery ships no type hints
             return super().__call__(*args, **kwargs)
         except CONNECTION_FAULTS as exc:
             raise Reject(exc, requeue=True) from exc
+        except Reject as exc:
+            if not exc.requeue and isinstance(exc.reason, CONNECTION_FAULTS):
+                raise Reject(exc.reason, requeue=True) from exc
+            raise
 
 
 def celery_config(settings: Settings) -> dict[str, Any]:

@@ -1,0 +1,48 @@
+"""The Celery task base: connection faults requeue the message, never delete it."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import kombu.exceptions
+import pytest
+import redis
+from celery.exceptions import Reject
+
+from workers.app import create_app
+from workers.settings import Settings
+
+APP = create_app(Settings(redis_url="redis://127.0.0.1:1/0"))
+
+
+def _task_raising(exc: BaseException) -> Any:
+    def body() -> None:
+        raise exc
+
+    return APP.task(name=f"test.raises.{id(exc)}")(body)
+
+
+@pytest.mark.parametrize(
+    "fault",
+    [redis.ConnectionError("Redis went away"), kombu.exceptions.OperationalError("no broker")],
+)
+def test_a_connection_fault_escaping_a_task_requeues_its_message(fault: Exception) -> None:
+    with pytest.raises(Reject) as raised:
+        _task_raising(fault)()
+    assert raised.value.requeue is True
+    assert raised.value.reason is fault
+
+
+def test_a_retry_that_could_not_be_published_requeues_instead_of_deleting() -> None:
+    """``Task.retry`` answers a failed publish with ``Reject(requeue=False)``: a lost review."""
+    unpublished = kombu.exceptions.OperationalError("Error 111 connecting to Redis")
+    with pytest.raises(Reject) as raised:
+        _task_raising(Reject(unpublished, requeue=False))()
+    assert raised.value.requeue is True
+    assert raised.value.reason is unpublished
+
+
+def test_any_other_reject_is_left_as_the_task_meant_it() -> None:
+    with pytest.raises(Reject) as raised:
+        _task_raising(Reject("not a connection fault", requeue=False))()
+    assert raised.value.requeue is False
