@@ -9,7 +9,7 @@ from pydantic import Field
 
 from schemas.base import NonNegative, Unit, Usd, WireModel
 from schemas.quality import Dimension
-from schemas.request import NodeOutput, OutputContract
+from schemas.request import MAX_SOURCES, NodeOutput, OutputContract, Source
 
 
 class JudgeTier(StrEnum):
@@ -36,6 +36,8 @@ class JudgeTask(WireModel):
     """The output contract, when declared."""
     other: NodeOutput | None = None
     """Pairwise only: the output shown second."""
+    sources: tuple[Source, ...] = Field(default=(), max_length=MAX_SOURCES)
+    """What the node worked from; the judge checks the output's claims against them."""
 
 
 class DimensionVerdict(WireModel):

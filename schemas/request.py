@@ -74,6 +74,29 @@ class NodeOutput(WireModel):
     """The output itself. Untrusted data: it is never read as instructions."""
 
 
+#: Most sources one request may carry; more would not fit a review's time budget.
+MAX_SOURCES = 50
+#: Most characters in one source's text: the same default bound as ``output.content``.
+MAX_SOURCE_CHARS = 200_000
+
+
+class Source(WireModel):
+    """One thing the node worked from: a document, a tool result, a retrieved passage.
+
+    Untrusted data, like the output: grounding checks compare the output with it and the
+    model judges see it inside its own delimited block, never as instructions.
+    """
+
+    id: Annotated[str, Field(min_length=1, max_length=200)]
+    """Unique within the request; an output cites it as ``[id]`` or by its 1-based index."""
+    text: Annotated[str, Field(max_length=MAX_SOURCE_CHARS)]
+    """The source's content as the node saw it."""
+    title: Annotated[str, Field(max_length=1000)] | None = None
+    """A human-readable title, when there is one."""
+    url: Annotated[str, Field(max_length=2000)] | None = None
+    """Where it came from; an output may cite it by this URL."""
+
+
 class OutputContract(WireModel):
     """The node's declared output contract, checked by the Floor."""
 
@@ -185,6 +208,19 @@ class ReviewRequest(WireModel):
     """The node's time budget; with ``node_elapsed_s`` it gives the timeout margin."""
     baseline: NodeOutput | None = None
     """A reference or earlier output to compare against pairwise (both orders)."""
+    sources: tuple[Source, ...] = Field(default=(), max_length=MAX_SOURCES)
+    """What the node worked from; with ``task`` it is the node's input, and grounding
+    checks compare the output with it. Without sources those checks do not run."""
+
+    @field_validator("sources")
+    @classmethod
+    def _source_ids_unique(cls, value: tuple[Source, ...]) -> tuple[Source, ...]:
+        seen: set[str] = set()
+        for source in value:
+            if source.id in seen:
+                raise ValueError(f"source id {source.id!r} occurs more than once")
+            seen.add(source.id)
+        return value
 
     @property
     def review_key(self) -> str:
