@@ -11,7 +11,7 @@ install: $(VENV)/bin/python
 	$(PY) -m pip install --quiet -e '.[dev]'
 
 demo: install
-	$(PY) -m workers.cli demo
+	$(PY) -m workers.local.cli demo
 
 lint:
 	$(PY) -m ruff check .

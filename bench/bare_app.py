@@ -14,10 +14,10 @@ from typing import Any
 import redis
 from celery import Celery
 
-from workers.app import celery_config
-from workers.deps import redis_client
-from workers.fleet import worker_command
-from workers.queues import Queue
+from workers.fleet.app import celery_config
+from workers.fleet.deps import redis_client
+from workers.fleet.queues import Queue
+from workers.local.launcher import worker_command
 from workers.settings import Settings
 
 QUEUE = "bench-bare"
@@ -49,7 +49,7 @@ roundtrip: Any = app.task(name=TASK)(_roundtrip)
 def bare_command(like: Queue, *, concurrency: int, name: str) -> list[str]:
     """The fleet's worker command for ``like``, pointed at this app and its queue."""
     command = worker_command(like, concurrency=concurrency, name=name)
-    command[command.index("workers.app")] = "bench.bare_app"
+    command[command.index("workers.fleet.worker")] = "bench.bare_app"
     command[command.index(like.value, command.index("-Q"))] = QUEUE
     return command
 

@@ -15,9 +15,9 @@ from typing import Any, cast
 import redis
 
 from schemas.request import ReviewRequest
-from workers.fleet import DEFAULT_CONCURRENCY, LocalFleet, PrivateRedis
+from workers.fleet.queues import Queue
 from workers.intake import request_from_obj
-from workers.queues import Queue
+from workers.local.launcher import DEFAULT_CONCURRENCY, LocalFleet, PrivateRedis
 from workers.settings import Settings
 
 RESULTS_DIR = Path(__file__).parent / "results"

@@ -1,6 +1,6 @@
 """How many concurrent judge calls one process sustains against a 200 ms Messages API.
 
-Starts ``workers.judges.messages_server`` in a subprocess (so the server does not share
+Starts ``workers.testing.messages_api.server`` in a subprocess (so the server does not share
 this process's GIL), then runs AnthropicJudge calls from N threads for N in 8/32/64.
 The bound is N / latency: what a pool of N threads could do if the judge cost nothing.
 """
@@ -35,7 +35,7 @@ def start_server() -> tuple[subprocess.Popen[str], str]:
         [
             sys.executable,
             "-m",
-            "workers.judges.messages_server",
+            "workers.testing.messages_api.server",
             "--port",
             "0",
             "--latency-ms",

@@ -16,8 +16,8 @@ import redis
 
 from bench import common
 from workers.client import ReviewClient
-from workers.fleet import DEFAULT_CONCURRENCY
-from workers.queues import Queue
+from workers.fleet.queues import Queue
+from workers.local.launcher import DEFAULT_CONCURRENCY
 from workers.settings import Settings
 
 RATES = (50, 100)
@@ -44,7 +44,7 @@ def measure(url: str, settings: Settings, rate: int, seconds: float) -> dict[str
             submitted[obj["node_id"]] = time.time() * 1000
             review_client.submit(obj)
         offered_s = time.time() - started
-        stream = settings.stream_key(dag)
+        stream = settings.keys.results(dag)
         got = common.wait_for_entries(client, stream, total, timeout_s=120 + seconds)
         latencies = []
         for entry_id, fields in common.entries(client, stream):

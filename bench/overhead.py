@@ -25,8 +25,8 @@ import redis
 from bench import common
 from bench.bare_app import TASK, bare_command, client_app
 from workers.client import ReviewClient
-from workers.fleet import DEFAULT_CONCURRENCY
-from workers.queues import Queue
+from workers.fleet.queues import Queue
+from workers.local.launcher import DEFAULT_CONCURRENCY
 from workers.settings import Settings
 
 WARMUP = 50
@@ -124,12 +124,12 @@ def run_fleet(url: str, settings: Settings, n: int, *, timeout_s: float) -> dict
 
     try:
         warm = common.unique("warm")
-        _timed(client, settings.stream_key(warm), WARMUP, submit_to(warm, WARMUP), timeout_s)
+        _timed(client, settings.keys.results(warm), WARMUP, submit_to(warm, WARMUP), timeout_s)
         dag = common.unique("overhead")
-        figures = _timed(client, settings.stream_key(dag), n, submit_to(dag, n), timeout_s)
+        figures = _timed(client, settings.keys.results(dag), n, submit_to(dag, n), timeout_s)
         escalated = sum(
             1
-            for _, f in common.entries(client, settings.stream_key(dag))
+            for _, f in common.entries(client, settings.keys.results(dag))
             if '"stage2":{' in f["payload"]
         )
         return {**figures, "escalated": escalated}

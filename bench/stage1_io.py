@@ -10,7 +10,7 @@ downstream, no hard flags), so Stage 1 is the only caller of the model and no St
 worker runs.
 
 The judge is the real ``AnthropicJudge`` (official SDK, behind the fleet's verdict cache
-and its Redis round trips) against ``workers.judges.messages_server`` in its own process
+and its Redis round trips) against ``workers.testing.messages_api.server`` in its own process
 (so it shares no GIL with the worker) with 200 ms latency. Every output is unique, so
 the content-hash verdict cache (``CachedJudge``) never answers for the model; a result
 counts as judged only if it shows the model's tokens and no judge error. The bound is
@@ -33,12 +33,12 @@ import redis
 from bench import common
 from bench.judge_throughput import LATENCY_S, start_server
 from schemas.result import ReviewResult
-from workers.app import create_app
 from workers.client import ReviewClient
-from workers.fleet import DEFAULT_CONCURRENCY, worker_command
-from workers.queues import Queue
+from workers.fleet.app import create_app
+from workers.fleet.queues import Queue
+from workers.local.launcher import DEFAULT_CONCURRENCY, worker_command
+from workers.results.stream import parse_entry
 from workers.settings import Settings
-from workers.stream import parse_entry
 
 CONFIGS: tuple[tuple[str, int], ...] = (
     ("threads", 16),
@@ -98,7 +98,7 @@ def _batch(client: ReviewClient, redis_client: redis.Redis, count: int) -> tuple
     objs = review_objs(dag, count)
     started = time.time()
     client.submit_many(objs)
-    stream = client.settings.stream_key(dag)
+    stream = client.settings.keys.results(dag)
     got = common.wait_for_entries(redis_client, stream, count, timeout_s=180)
     if got < count:
         raise RuntimeError(f"only {got} of {count} results arrived")

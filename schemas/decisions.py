@@ -20,6 +20,17 @@ class EscalationReason(StrEnum):
     NONE = "none"
 
 
+class Suppression(StrEnum):
+    """Why a warranted escalation did not run."""
+
+    FLOOR_FAILED = "floor_failed"
+    """The Floor failed: the Ceiling is short-circuited (BC-EVAL-002)."""
+    WALL_FAILED = "wall_failed"
+    """The Wall failed: the Ceiling is skipped."""
+    BUDGET_EXHAUSTED = "budget_exhausted"
+    """The DAG's review budget is spent."""
+
+
 class EscalationDecision(WireModel):
     """The Stage 2 decision with its full economic breakdown (BC-EVAL-003)."""
 
@@ -41,8 +52,8 @@ class EscalationDecision(WireModel):
     """P(fail) before the floor and the 1.0 ceiling."""
     raw_downstream_waste: Usd = 0.0
     """Downstream waste before the 5x cap."""
-    suppressed_by: str | None = None
-    """Why a warranted escalation did not run (``wall_failed``, ``budget_exhausted``)."""
+    suppressed_by: Suppression | None = None
+    """Why a warranted escalation did not run."""
 
 
 class SelfCheck(WireModel):

@@ -2,10 +2,36 @@
 
 from __future__ import annotations
 
-from schemas.base import NonNegative, Usd, WireModel
+from typing import Annotated
+
+from pydantic import Field
+
+from schemas.base import Identifier, NonNegative, Usd, WireModel
 from schemas.judging import TokenUsage
 from schemas.quality import QualityVector
+from schemas.request import ReviewRequest
 from schemas.result import Confidence, EscalationDecision, Stage1Result, Stage2Result
+
+
+class ReviewIdentity(WireModel):
+    """Whose review a hop carries: read by every stage without parsing the request body."""
+
+    dag_id: Identifier
+    """The DAG run."""
+    node_id: Identifier
+    """The node."""
+    attempt: Annotated[int, Field(ge=1)]
+    """The attempt."""
+
+    @classmethod
+    def of(cls, request: ReviewRequest) -> ReviewIdentity:
+        """The identity of ``request``."""
+        return cls(dag_id=request.dag_id, node_id=request.node_id, attempt=request.attempt)
+
+    @property
+    def key(self) -> str:
+        """The review key (``dag:node:attempt``): one stream entry per key."""
+        return f"{self.dag_id}:{self.node_id}:{self.attempt}"
 
 
 class Stage1Report(WireModel):

@@ -23,10 +23,10 @@ from workers.judges import prompt
 from workers.judges.anthropic_judge import AnthropicJudge
 from workers.judges.base import Judge
 from workers.judges.factory import build_judge
-from workers.judges.messages_server import Reply, ServerHandle, running_server
 from workers.judges.retry import RetryPolicy
-from workers.judges.scripted import ScriptedJudge, ScriptExhaustedError
 from workers.settings import JudgeBackend, Settings
+from workers.testing.messages_api.server import Reply, ServerHandle, running_server
+from workers.testing.scripted_judge import ScriptedJudge, ScriptExhaustedError
 
 FAST = RetryPolicy(max_attempts=3, budget_s=5, base_delay_s=0.01, max_delay_s=0.02)
 DIMS = (Dimension.CORRECTNESS, Dimension.CLARITY)

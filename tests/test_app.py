@@ -9,7 +9,7 @@ import pytest
 import redis
 from celery.exceptions import Reject
 
-from workers.app import create_app
+from workers.fleet.app import create_app
 from workers.settings import Settings
 
 APP = create_app(Settings(redis_url="redis://127.0.0.1:1/0"))

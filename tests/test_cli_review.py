@@ -14,7 +14,7 @@ import pytest
 ROOT = Path(__file__).resolve().parent.parent
 SAMPLES = ROOT / "workers" / "samples"
 #: Equivalent to the ``windags-eval`` console script, independent of how it is installed.
-CLI = [sys.executable, "-c", "import sys; from workers.cli import main; sys.exit(main())"]
+CLI = [sys.executable, "-c", "import sys; from workers.local.cli import main; sys.exit(main())"]
 
 
 def _run(*args: str, stdin: bytes | None = None) -> subprocess.CompletedProcess[bytes]:

@@ -34,7 +34,7 @@ QUEUES = {"stage1", "router", "stage2"}
 # schema kubernetes-validate ships.
 K8S_VERSIONS = ["1.30.0", kubernetes_validate.utils.latest_version()]
 SOFT_SHUTDOWN_S = 30  # worker_soft_shutdown_timeout
-PROBE = "celery -A workers.app inspect ping -d {node}@$HOSTNAME --timeout 5"
+PROBE = "celery -A workers.fleet.worker inspect ping -d {node}@$HOSTNAME --timeout 5"
 # ConfigMap keys that are not worker settings.
 NON_SETTINGS_KEYS = {"KEDA_REDIS_ADDRESS"}
 
@@ -181,7 +181,7 @@ def is_keda(doc: Doc) -> bool:
 
 def celery_options(argv: list[str]) -> dict[str, str]:
     """`-Q`, `-n`, `--concurrency`... of a celery worker command line."""
-    assert argv[:4] == ["celery", "-A", "workers.app", "worker"], argv
+    assert argv[:4] == ["celery", "-A", "workers.fleet.worker", "worker"], argv
     opts: dict[str, str] = {}
     rest = argv[4:]
     while rest:
@@ -223,7 +223,7 @@ def hard_limit(config: dict[str, str], queue: str) -> int:
 
 def celery_queue_names() -> set[str]:
     try:
-        from workers.queues import Queue
+        from workers.fleet.queues import Queue
     except ModuleNotFoundError:  # not written yet: the literal names of DESIGN
         return QUEUES
     return {str(q.value) for q in Queue}

@@ -15,7 +15,7 @@ from schemas.result import Decision, ReviewResult
 from workers.evaluate.escalation import WASTE_CAP_MULTIPLE
 from workers.intake import decode_request
 from workers.judges.builtin import BuiltinJudge
-from workers.pipeline import review
+from workers.review import review
 
 PRICE = ModelPrice(
     input_per_mtok=3.0, output_per_mtok=15.0, cache_read_per_mtok=0.3, cache_write_per_mtok=3.75

@@ -17,9 +17,9 @@ from schemas.quality import Dimension
 from schemas.request import NodeOutput, OutputKind
 from workers.errors import ConfigurationError, JudgeRetryableError, JudgeTerminalError
 from workers.judges.anthropic_judge import AnthropicJudge
-from workers.judges.messages_server import Reply, ServerHandle, running_server
 from workers.judges.retry import RetryPolicy, is_retryable, to_judge_error
 from workers.settings import Settings
+from workers.testing.messages_api.server import Reply, ServerHandle, running_server
 
 TIMEOUT_S = 0.4
 

@@ -15,10 +15,11 @@ from schemas.quality import Dimension
 from schemas.request import NodeOutput, OutputKind
 from tests.infrastructure import require_redis
 from workers.judges.anthropic_judge import AnthropicJudge
-from workers.judges.messages_server import Reply, running_server
 from workers.judges.retry import RetryPolicy
-from workers.ledger import CostLedger
+from workers.keys import Keys
+from workers.results.ledger import CostLedger
 from workers.settings import Settings
+from workers.testing.messages_api.server import Reply, running_server
 
 
 @pytest.fixture
@@ -40,7 +41,7 @@ def prefix(client: redis.Redis) -> Iterator[str]:
 
 @pytest.fixture
 def ledger(client: redis.Redis, prefix: str) -> CostLedger:
-    return CostLedger(client, prefix, ttl_s=600)
+    return CostLedger(client, Keys(prefix), ttl_s=600)
 
 
 def test_add_accumulates_and_sets_expiry(
@@ -51,7 +52,7 @@ def test_add_accumulates_and_sets_expiry(
     assert ledger.add("dag-1", 0.125) == pytest.approx(0.375)
     assert ledger.total("dag-1") == pytest.approx(0.375)
     assert ledger.total("dag-2") == 0.0
-    assert ledger.cost_key("dag-1") == f"{prefix}:cost:dag-1"
+    assert Keys(prefix).cost("dag-1") == f"{prefix}:cost:dag-1"
     assert 0 < client.ttl(f"{prefix}:cost:dag-1") <= 600
 
 

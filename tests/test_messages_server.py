@@ -14,7 +14,7 @@ import anthropic
 import httpx2
 import pytest
 
-from workers.judges.messages_server import Reply, ServerHandle, running_server
+from workers.testing.messages_api.server import Reply, ServerHandle, running_server
 
 TOOL: Any = {
     "name": "record_scores",
@@ -216,7 +216,7 @@ def test_cli_entry_point_serves_until_interrupted() -> None:
         [
             sys.executable,
             "-m",
-            "workers.judges.messages_server",
+            "workers.testing.messages_api.server",
             "--port",
             "0",
             "--latency-ms",

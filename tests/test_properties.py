@@ -17,7 +17,7 @@ from workers.evaluate.escalation import decide_escalation, downstream_waste, fai
 from workers.evaluate.wall import resolve_wall
 from workers.intake import decode_request
 from workers.judges.builtin import BuiltinJudge
-from workers.pipeline import review
+from workers.review import review
 
 PRICE = ModelPrice(
     input_per_mtok=3.0, output_per_mtok=15.0, cache_read_per_mtok=0.3, cache_write_per_mtok=3.75

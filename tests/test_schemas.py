@@ -19,7 +19,7 @@ from schemas.result import ReviewError, ReviewResult
 from workers.errors import InvalidRequest
 from workers.intake import decode_request
 from workers.judges.builtin import BuiltinJudge
-from workers.pipeline import review
+from workers.review import review
 
 ROOT = Path(__file__).resolve().parent.parent
 SAMPLES = sorted((ROOT / "workers" / "samples").glob("*.json"))

@@ -42,7 +42,7 @@ def test_settings_come_from_windags_environment_variables(
     monkeypatch.setenv("WINDAGS_DAG_BUDGET_USD", "2.5")
     settings = Settings()
     assert (settings.key_prefix, settings.dag_budget_usd) == ("ops", 2.5)
-    assert settings.stream_key("d1") == "ops:results:d1"
+    assert settings.keys.results("d1") == "ops:results:d1"
 
 
 def test_an_unpriced_model_is_a_configuration_error() -> None:

@@ -19,14 +19,15 @@ from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanE
 from schemas.judging import DimensionVerdict, JudgeVerdict, TokenUsage
 from schemas.quality import CEILING_DIMENSIONS
 from schemas.request import ReviewRequest
-from workers import spans, telemetry
 from workers.errors import JudgeRetryableError
 from workers.evaluate import decide_escalation, finalize, run_stage1
 from workers.intake import decode_request
 from workers.judges.ceiling import run_ceiling
-from workers.judges.scripted import ScriptedJudge
-from workers.metrics import CASCADE_WINDOW, EscalationMonitor
+from workers.observe import spans, telemetry
+from workers.observe.metrics import CASCADE_WINDOW, EscalationMonitor
+from workers.observe.traced_judge import TracedJudge
 from workers.settings import Settings
+from workers.testing.scripted_judge import ScriptedJudge
 
 SAMPLES = Path(__file__).resolve().parent.parent / "workers" / "samples"
 SETTINGS = Settings(redis_url="redis://127.0.0.1:1/0")
@@ -155,7 +156,7 @@ def test_each_judge_call_gets_a_span_with_model_tokens_and_cost(captured: Captur
     request = _request()
     report = run_stage1(request)
     with spans.stage_span("stage2"):
-        stage2 = run_ceiling(request, report, ScriptedJudge([_verdict()]))
+        stage2 = run_ceiling(request, report, TracedJudge(ScriptedJudge([_verdict()])))
         spans.note_stage2(request, stage2)
     finished = captured.finished()
     judge, stage = finished["windags.judge ceiling"], finished["windags.stage2"]
@@ -175,7 +176,9 @@ def test_each_judge_call_gets_a_span_with_model_tokens_and_cost(captured: Captur
 def test_a_judge_error_is_counted_by_class_and_marks_its_span(captured: Captured) -> None:
     request = _request()
     report = run_stage1(request)
-    stage2 = run_ceiling(request, report, ScriptedJudge([JudgeRetryableError("overloaded")]))
+    stage2 = run_ceiling(
+        request, report, TracedJudge(ScriptedJudge([JudgeRetryableError("overloaded")]))
+    )
     assert stage2.stage2.status.value == "indeterminate"
     span = captured.finished()["windags.judge ceiling"]
     assert span.status.status_code is trace.StatusCode.ERROR

@@ -17,12 +17,12 @@ from workers.errors import JudgeRetryableError
 from workers.intake import request_from_obj
 from workers.judges.anthropic_judge import AnthropicJudge
 from workers.judges.builtin import BuiltinJudge
-from workers.judges.messages_server import Reply, ServerHandle, running_server
 from workers.judges.retry import RetryPolicy
-from workers.judges.scripted import ScriptedJudge
 from workers.judges.wall import model_wall_judge, stage1_judge
-from workers.pipeline import review
+from workers.review import review
 from workers.settings import Settings
+from workers.testing.messages_api.server import Reply, ServerHandle, running_server
+from workers.testing.scripted_judge import ScriptedJudge
 
 FAST = RetryPolicy(max_attempts=2, budget_s=5, base_delay_s=0.01, max_delay_s=0.02)
 GOOD_MARKDOWN = (

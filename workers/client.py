@@ -15,14 +15,14 @@ import redis
 from celery import Celery
 
 from schemas.request import ReviewRequest
-from workers import spans, telemetry
-from workers.app import create_app
-from workers.deps import redis_client
 from workers.errors import BrokerUnavailableError
+from workers.fleet.app import create_app
+from workers.fleet.deps import redis_client
+from workers.fleet.queues import TaskName
 from workers.intake import encode_request, request_from_obj
-from workers.queues import TaskName
+from workers.observe import spans, telemetry
+from workers.results.subscriber import Delivery, Subscription
 from workers.settings import Settings
-from workers.subscriber import Delivery, Subscription
 
 _BROKER_FAULTS = (kombu.exceptions.OperationalError, redis.RedisError, OSError)
 
@@ -81,7 +81,7 @@ class ReviewClient:
         """The consumer-group subscription itself, for callers that poll."""
         return Subscription(
             self._redis,
-            self.settings.stream_key(dag_id),
+            self.settings.keys.results(dag_id),
             group=group,
             consumer=consumer,
             claim_idle_ms=claim_idle_ms,

@@ -11,11 +11,15 @@ from collections.abc import Mapping
 from enum import StrEnum
 from typing import Self
 
-from pydantic import Field, SecretStr, model_validator
+from pydantic import Field, SecretStr, ValidationError, field_validator, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from schemas.judging import ModelPrice
 from workers.errors import ConfigurationError
+from workers.keys import Keys
+
+ENV_PREFIX = "WINDAGS_"
+_REDIS_SCHEMES = ("redis://", "rediss://", "unix://")
 
 
 class JudgeBackend(StrEnum):
@@ -44,7 +48,7 @@ STAGE2_JUDGE_CALLS = 5
 class Settings(BaseSettings):
     """Everything an operator can set. Units are in the names."""
 
-    model_config = SettingsConfigDict(env_prefix="WINDAGS_", extra="ignore", frozen=True)
+    model_config = SettingsConfigDict(env_prefix=ENV_PREFIX, extra="ignore", frozen=True)
 
     redis_url: str = "redis://127.0.0.1:6379/0"
     """Broker, streams and ledger."""
@@ -102,6 +106,13 @@ class Settings(BaseSettings):
     prometheus_port: int | None = Field(default=None, ge=0, le=65535)
     """Serve ``/metrics`` for Prometheus on this port (0: any free one); off when unset."""
 
+    @field_validator("redis_url")
+    @classmethod
+    def _redis_url_has_a_scheme(cls, value: str) -> str:
+        if not value.startswith(_REDIS_SCHEMES):
+            raise ValueError(f"must start with one of {', '.join(_REDIS_SCHEMES)}")
+        return value
+
     @model_validator(mode="after")
     def _limits_nest(self) -> Self:
         for stage, soft, hard in (
@@ -134,8 +145,11 @@ class Settings(BaseSettings):
         For the processes that start workers: they hold the environment they pass on, and
         must agree with the workers on every setting.
         """
-        prefix = "WINDAGS_"
-        values = {k.removeprefix(prefix).lower(): v for k, v in env.items() if k.startswith(prefix)}
+        values = {
+            key.removeprefix(ENV_PREFIX).lower(): value
+            for key, value in env.items()
+            if key.startswith(ENV_PREFIX)
+        }
         return cls.model_validate({**values, "redis_url": redis_url})
 
     @property
@@ -153,6 +167,22 @@ class Settings(BaseSettings):
         except KeyError:
             raise ConfigurationError(f"no price for model {model!r} in pricing") from None
 
-    def stream_key(self, dag_id: str) -> str:
-        """The results stream of one DAG."""
-        return f"{self.key_prefix}:results:{dag_id}"
+    @property
+    def keys(self) -> Keys:
+        """Every Redis key of this deployment."""
+        return Keys(self.key_prefix)
+
+
+def load_settings() -> Settings:
+    """Settings from the environment, read once at boot.
+
+    Raises:
+        ConfigurationError: one line naming the first bad variable and what is wrong.
+    """
+    try:
+        return Settings()
+    except ValidationError as exc:
+        first = exc.errors(include_url=False)[0]
+        field = ".".join(str(part) for part in first["loc"])
+        name = f"{ENV_PREFIX}{field.split('.')[0].upper()}" if field else "settings"
+        raise ConfigurationError(f"{name}: {first['msg']}") from None

@@ -10,7 +10,7 @@ from schemas.quality import CEILING_DIMENSIONS, QualityVector, ScoreStatus
 from schemas.request import ReviewRequest
 from schemas.result import Decision, EscalationReason, ReviewResult, WallResolution
 from workers.judges.builtin import BuiltinJudge
-from workers.pipeline import review
+from workers.review import review
 
 from .builders import (
     BROKEN_FLASK,

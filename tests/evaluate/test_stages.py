@@ -10,7 +10,7 @@ from schemas.request import OutputKind
 from schemas.result import CeilingStatus, Decision, Stage2Result
 from workers.errors import JudgeRetryableError
 from workers.evaluate.stages import apply_ceiling, length_penalty, run_stage1
-from workers.pipeline import review
+from workers.review import review
 
 from .builders import BROKEN_FLASK, CLEAN_TEXT, PRICE, request
 

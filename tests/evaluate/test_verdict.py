@@ -9,7 +9,7 @@ from schemas.result import Decision, NearMissKind, Trend
 from workers.evaluate.stages import run_stage1
 from workers.evaluate.verdict import decision_basis
 from workers.judges.builtin import BuiltinJudge
-from workers.pipeline import review
+from workers.review import review
 
 from .builders import BROKEN_FLASK, CLEAN_TEXT, PRICE, request
 

@@ -10,7 +10,7 @@ import pytest
 from schemas.quality import CEILING_DIMENSIONS, WALL_DIMENSIONS, ScoreStatus
 from schemas.result import Decision, EscalationReason, WallResolution
 from workers.judges.builtin import BuiltinJudge
-from workers.pipeline import review
+from workers.review import review
 
 from .builders import BROKEN_FLASK, PRICE, RecordingJudge, decode, request, skill
 

@@ -17,11 +17,11 @@ import redis
 
 from schemas.result import ReviewError, ReviewResult
 from tests.infrastructure import require_redis_server
-from workers.fleet import PrivateRedis
-from workers.judges import messages_server as ms
-from workers.queues import Queue
+from workers.fleet.queues import Queue
+from workers.local.launcher import PrivateRedis
+from workers.results.stream import read_all
 from workers.settings import Settings
-from workers.stream import read_all
+from workers.testing.messages_api import server as ms
 
 ROOT = Path(__file__).resolve().parents[2]
 SAMPLES = ROOT / "workers" / "samples"
@@ -145,7 +145,7 @@ def count_stream(db: redis.Redis, settings: Settings, dag_id: str) -> StreamCoun
     per_key: Counter[str] = Counter()
     results: dict[str, ReviewResult] = {}
     errors: dict[str, ReviewError] = {}
-    for entry in read_all(db, settings.stream_key(dag_id)):
+    for entry in read_all(db, settings.keys.results(dag_id)):
         payload = entry.payload
         key = f"{payload.dag_id}:{payload.node_id}:{payload.attempt}"
         per_key[key] += 1

@@ -16,11 +16,11 @@ from celery import Celery
 
 from schemas.result import ErrorCode, ReviewError
 from tests.faults.support import count_stream, fresh_dag, record, sample, wait_until
-from workers.app import create_app
-from workers.fleet import LocalFleet
-from workers.queues import Queue, TaskName
+from workers.fleet.app import create_app
+from workers.fleet.queues import Queue, TaskName
+from workers.local.launcher import LocalFleet
+from workers.results.stream import entry_fields, read_all
 from workers.settings import Settings
-from workers.stream import entry_fields, read_all
 
 pytestmark = [pytest.mark.integration, pytest.mark.slow]
 

@@ -17,13 +17,13 @@ from hypothesis import strategies as st
 from schemas.request import ReviewRequest
 from schemas.result import ErrorCode, ReviewError
 from tests.faults.support import count_stream, fresh_dag, record, sample, wait_until
-from workers.app import create_app
 from workers.errors import InvalidRequest
-from workers.fleet import LocalFleet
+from workers.fleet.app import create_app
+from workers.fleet.queues import Queue, TaskName
 from workers.intake import OversizedRequest, decode_request
-from workers.queues import Queue, TaskName
+from workers.local.launcher import LocalFleet
+from workers.results.stream import read_all
 from workers.settings import Settings
-from workers.stream import read_all
 
 MAX_BYTES = 200_000
 MAX_CHARS = 50_000
@@ -307,7 +307,7 @@ def test_garbage_through_the_queue_becomes_error_entries_and_no_worker_dies(
     dag = fresh_dag("bad")
     cases = _bad_bodies(dag)
     routable = [c for c in cases if c[1] is not None]
-    unroutable_key = f"{builtin_settings.key_prefix}:results:_unroutable"
+    unroutable_key = builtin_settings.keys.unroutable
     unroutable_before = builtin_db.xlen(unroutable_key)
     started = time.monotonic()
     for arg, _, _ in cases:
@@ -324,7 +324,7 @@ def test_garbage_through_the_queue_becomes_error_entries_and_no_worker_dies(
     )
 
     def done() -> bool:
-        return builtin_db.xlen(builtin_settings.stream_key(dag)) >= len(routable) + 1 and (
+        return builtin_db.xlen(builtin_settings.keys.results(dag)) >= len(routable) + 1 and (
             builtin_db.xlen(unroutable_key) - unroutable_before >= expected_unroutable
         )
 

@@ -14,9 +14,9 @@ from schemas.request import ReviewRequest
 from schemas.result import ReviewResult
 from tests.faults.support import count_stream, fresh_dag, record, sample, wait_until
 from workers.client import ReviewClient
-from workers.fleet import LocalFleet
 from workers.judges.builtin import BuiltinJudge
-from workers.pipeline import review
+from workers.local.launcher import LocalFleet
+from workers.review import review
 from workers.settings import Settings
 
 pytestmark = [pytest.mark.integration, pytest.mark.slow]
@@ -82,7 +82,7 @@ def test_hostile_outputs_are_reviewed_as_data(
     builtin_settings: Settings,
 ) -> None:
     dag, victim = fresh_dag("hostile"), fresh_dag("victim")
-    victim_stream = builtin_settings.stream_key(victim)
+    victim_stream = builtin_settings.keys.results(victim)
     bases = {
         "py": sample("good_python", dag_id=dag),
         "md": sample("final_deliverable", dag_id=dag),  # escalates: Stage 2 sees it too

@@ -20,9 +20,9 @@ from tests.faults.support import (
     wait_until,
 )
 from workers.client import ReviewClient
-from workers.fleet import LocalFleet
-from workers.judges.messages_server import Reply
+from workers.local.launcher import LocalFleet
 from workers.settings import Settings
+from workers.testing.messages_api.server import Reply
 
 pytestmark = [pytest.mark.integration, pytest.mark.slow]
 

@@ -35,9 +35,9 @@ from tests.faults.support import (
     wait_until,
 )
 from workers.client import ReviewClient
-from workers.fleet import LocalFleet, PrivateRedis
-from workers.queues import Queue
-from workers.stream import entry_fields, read_all
+from workers.fleet.queues import Queue
+from workers.local.launcher import LocalFleet, PrivateRedis
+from workers.results.stream import entry_fields, read_all
 
 pytestmark = [pytest.mark.integration, pytest.mark.slow]
 
@@ -132,7 +132,7 @@ def test_a_review_that_kills_its_worker_every_time_is_dead_lettered_after_max_tr
             # Entry ids are Redis server milliseconds: when each healthy result landed.
             landed_ms = sorted(
                 int(e.entry_id.split("-")[0])
-                for e in read_all(db, settings.stream_key(dag))
+                for e in read_all(db, settings.keys.results(dag))
                 if e.fields["review_key"] != poison_key
             )
     finally:

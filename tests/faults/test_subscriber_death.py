@@ -16,8 +16,9 @@ import redis
 
 from schemas.result import ErrorCode, ReviewError
 from tests.faults.support import record, wait_until
-from workers.stream import ResultStream
-from workers.subscriber import Subscription
+from workers.keys import Keys
+from workers.results.stream import ResultStream
+from workers.results.subscriber import Subscription
 
 pytestmark = pytest.mark.integration
 
@@ -30,7 +31,7 @@ CLAIM_IDLE_MS = 500
 DOOMED = textwrap.dedent(
     """
     import sys, time, redis
-    from workers.subscriber import Subscription
+    from workers.results.subscriber import Subscription
     url, stream, handled, n = sys.argv[1], sys.argv[2], sys.argv[3], int(sys.argv[4])
     db = redis.Redis.from_url(url)
     sub = Subscription(db, stream, group="runtime", consumer="doomed", batch=n)
@@ -88,9 +89,9 @@ def test_a_killed_consumers_pending_entries_are_claimed_and_handled_once(
 ) -> None:
     prefix = f"faults-sub-{uuid.uuid4().hex[:6]}"
     dag = f"dag-{uuid.uuid4().hex[:8]}"
-    stream = ResultStream(faults_db, key_prefix=prefix, retention_s=3600, dedup_ttl_s=3600)
+    stream = ResultStream(faults_db, Keys(prefix), retention_s=3600, dedup_ttl_s=3600)
     keys = _publish(stream, dag, ENTRIES)
-    stream_key, handled = stream.stream_key(dag), f"{prefix}:handled"
+    stream_key, handled = Keys(prefix).results(dag), f"{prefix}:handled"
 
     doomed = subprocess.Popen(
         [

@@ -24,8 +24,8 @@ from tests.faults.support import (
     wait_until,
 )
 from workers.client import ReviewClient
-from workers.fleet import LocalFleet, PrivateRedis
-from workers.queues import Queue
+from workers.fleet.queues import Queue
+from workers.local.launcher import LocalFleet, PrivateRedis
 
 pytestmark = [pytest.mark.integration, pytest.mark.slow]
 

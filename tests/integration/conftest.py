@@ -14,7 +14,7 @@ import redis
 
 from tests.infrastructure import SHORT_LIMITS, require_redis
 from workers.client import ReviewClient
-from workers.fleet import LocalFleet
+from workers.local.launcher import LocalFleet
 from workers.settings import Settings
 
 REDIS_URL = os.environ.get("WINDAGS_TEST_REDIS_URL", "redis://127.0.0.1:6379/9")

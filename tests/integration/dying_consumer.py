@@ -1,7 +1,7 @@
 """A kombu consumer that SIGKILLs itself the moment a message reaches Python.
 
 ``python -m tests.integration.dying_consumer URL QUEUE TRANSPORT OPTIONS_JSON``: with
-``TRANSPORT`` ``ours`` (``workers.transport``) or ``kombu`` (kombu's own Redis
+``TRANSPORT`` ``ours`` (``workers.fleet.transport``) or ``kombu`` (kombu's own Redis
 transport). The kill lands after Redis handed the message over and before kombu's
 consumer code runs: the instant a worker killed mid-delivery lives through.
 """
@@ -18,7 +18,7 @@ from kombu.connection import Connection
 from kombu.entity import Queue as KombuQueue
 from kombu.transport import redis as kombu_redis
 
-from workers import transport
+from workers.fleet import transport
 
 
 def _die(self: Any, message: Any, queue: str) -> None:

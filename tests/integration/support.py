@@ -12,8 +12,8 @@ from typing import Any
 import redis
 
 from schemas.result import ReviewError, ReviewResult
+from workers.results.stream import read_all
 from workers.settings import Settings
-from workers.stream import read_all
 
 SAMPLES = Path(__file__).resolve().parents[2] / "workers" / "samples"
 
@@ -31,7 +31,7 @@ def fresh_dag() -> str:
 def read_stream(
     client: redis.Redis, settings: Settings, dag_id: str
 ) -> list[tuple[dict[str, str], ReviewResult | ReviewError]]:
-    return [(e.fields, e.payload) for e in read_all(client, settings.stream_key(dag_id))]
+    return [(e.fields, e.payload) for e in read_all(client, settings.keys.results(dag_id))]
 
 
 def wait_until(check: Callable[[], bool], timeout_s: float = 60.0, every_s: float = 0.2) -> bool:

@@ -10,11 +10,11 @@ from celery import Celery
 
 from schemas.result import ErrorCode, EscalationReason, ReviewError, ReviewResult
 from tests.integration.support import fresh_dag, read_stream, sample, wait_until
-from workers.app import create_app
 from workers.client import ReviewClient
 from workers.errors import InvalidRequest
-from workers.fleet import LocalFleet
-from workers.queues import TaskName
+from workers.fleet.app import create_app
+from workers.fleet.queues import TaskName
+from workers.local.launcher import LocalFleet
 from workers.settings import Settings
 
 pytestmark = pytest.mark.integration
@@ -43,7 +43,7 @@ def test_every_submitted_review_reaches_its_dags_stream_as_a_typed_result(
     ]
     keys = client.submit_many([sample(n, dag_id=dag) for n in names])
 
-    assert wait_until(lambda: redis_db.xlen(settings.stream_key(dag)) >= len(keys))
+    assert wait_until(lambda: redis_db.xlen(settings.keys.results(dag)) >= len(keys))
     entries = read_stream(redis_db, settings, dag)
     results = {p.node_id: p for _, p in entries if isinstance(p, ReviewResult)}
     assert sorted(f"{dag}:{n}:1" for n in results) == sorted(keys)
@@ -61,7 +61,7 @@ def test_a_floor_failure_never_reaches_stage2_and_an_escalated_node_does(
     escalated = sample("final_deliverable.json", dag_id=dag)
     client.submit_many([broken, escalated])
 
-    assert wait_until(lambda: redis_db.xlen(settings.stream_key(dag)) >= 2)
+    assert wait_until(lambda: redis_db.xlen(settings.keys.results(dag)) >= 2)
     results = {
         p.node_id: p for _, p in read_stream(redis_db, settings, dag) if isinstance(p, ReviewResult)
     }
@@ -89,7 +89,7 @@ def test_the_same_task_delivered_twice_publishes_one_result(
             and _tries(redis_db, settings, "stage1", f"{dag}:release-notes:1") == 2
         )
     )
-    assert wait_until(lambda: redis_db.xlen(settings.stream_key(dag)) >= 2)
+    assert wait_until(lambda: redis_db.xlen(settings.keys.results(dag)) >= 2)
     # Let any straggling duplicate finish before counting.
     wait_until(lambda: False, timeout_s=2)
     keys = [fields["review_key"] for fields, _ in read_stream(redis_db, settings, dag)]
@@ -105,7 +105,7 @@ def test_a_bad_request_enqueued_by_another_producer_becomes_an_error_entry(
     app.send_task(TaskName.STAGE1.value, args=[json.dumps(bad)])
     app.send_task(TaskName.STAGE1.value, args=["{not json"])
 
-    assert wait_until(lambda: redis_db.xlen(settings.stream_key(dag)) >= 1)
+    assert wait_until(lambda: redis_db.xlen(settings.keys.results(dag)) >= 1)
     [(fields, error)] = read_stream(redis_db, settings, dag)
     assert fields["kind"] == "error"
     assert isinstance(error, ReviewError)
@@ -131,7 +131,7 @@ def test_a_dead_subscribers_pending_results_are_claimed_by_its_group(
     dag = fresh_dag()
     nodes = [sample("good_python.json", dag_id=dag, node_id=f"n{i}") for i in range(6)]
     client.submit_many(nodes)
-    assert wait_until(lambda: redis_db.xlen(settings.stream_key(dag)) >= 6)
+    assert wait_until(lambda: redis_db.xlen(settings.keys.results(dag)) >= 6)
 
     doomed = client.subscription(dag, "runtime", "doomed", claim_idle_ms=200)
     taken = doomed.poll()
@@ -147,4 +147,4 @@ def test_a_dead_subscribers_pending_results_are_claimed_by_its_group(
             delivery.ack()
     assert sorted(handled) == sorted(f"{dag}:n{i}:1" for i in range(6))
     assert survivor.poll() == []
-    assert redis_db.xpending(settings.stream_key(dag), "runtime")["pending"] == 0
+    assert redis_db.xpending(settings.keys.results(dag), "runtime")["pending"] == 0

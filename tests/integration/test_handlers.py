@@ -11,18 +11,19 @@ from typing import Any
 import pytest
 import redis
 
-from schemas.hops import RoutedReview, Stage1Report
+from schemas.hops import ReviewIdentity, RoutedReview, Stage1Report
 from schemas.judging import DimensionVerdict, JudgeVerdict, TokenUsage
 from schemas.quality import CEILING_DIMENSIONS
 from schemas.result import CeilingStatus, ErrorCode, ReviewError, ReviewResult
 from tests.integration.support import sample
-from workers.deps import Deps, build_deps
 from workers.errors import JudgeRetryableError
-from workers.handlers import Hop, RetryLater, handle_router, handle_stage1, handle_stage2
-from workers.judges.scripted import ScriptedJudge
-from workers.queues import TaskName
+from workers.fleet.deps import Deps, build_deps
+from workers.fleet.handlers import handle_router, handle_stage1, handle_stage2
+from workers.fleet.outcome import Hop, RetryLater
+from workers.fleet.queues import TaskName
+from workers.results.stream import read_all
 from workers.settings import Settings
-from workers.stream import read_all
+from workers.testing.scripted_judge import ScriptedJudge
 
 pytestmark = pytest.mark.integration
 
@@ -74,17 +75,17 @@ def through_router(deps: Deps, body: dict[str, Any]) -> Hop:
 
 
 def run_router(hop: Hop, deps: Deps) -> object:
-    request_json, report_json = hop.args
-    return handle_router(request_json, report_json, deps)
+    identity_json, request_json, report_json = hop.args
+    return handle_router(identity_json, request_json, report_json, deps)
 
 
 def run_stage2(hop: Hop, deps: Deps) -> object:
-    request_json, routed_json = hop.args
-    return handle_stage2(request_json, routed_json, deps)
+    identity_json, request_json, routed_json = hop.args
+    return handle_stage2(identity_json, request_json, routed_json, deps)
 
 
 def results(deps: Deps, dag: str) -> list[ReviewResult | ReviewError]:
-    return [e.payload for e in read_all(deps.redis, deps.settings.stream_key(dag))]
+    return [e.payload for e in read_all(deps.redis, deps.settings.keys.results(dag))]
 
 
 def test_a_redelivered_stage2_task_publishes_once_and_never_pays_the_judge_twice(
@@ -97,8 +98,8 @@ def test_a_redelivered_stage2_task_publishes_once_and_never_pays_the_judge_twice
     assert len(results(deps, "d1")) == 1
 
     # Redelivered after judging but before the publish landed: the cached judgement is used.
-    deps.redis.delete(deps.stream.dedup_key("d1:release-notes:1"))
-    deps.redis.delete(deps.settings.stream_key("d1"))
+    deps.redis.delete(deps.keys.published("d1:release-notes:1"))
+    deps.redis.delete(deps.settings.keys.results("d1"))
     assert run_stage2(hop, deps) is None
 
     assert len(judge.tasks) == 1
@@ -139,7 +140,7 @@ def test_a_judge_that_crashes_every_time_ends_as_a_dead_lettered_poison_entry(
     assert isinstance(error, ReviewError)
     assert error.code is ErrorCode.POISON and error.tries == 3
     assert "segfault in the tokenizer" in error.message
-    assert deps.redis.xlen(deps.stream.dead_letter_key) == 1
+    assert deps.redis.xlen(deps.keys.dead_letter) == 1
     # A redelivery after giving up adds nothing.
     assert run_stage2(hop, crashing) is None
     assert len(results(deps, "d3")) == 1
@@ -159,11 +160,12 @@ def test_a_judge_fault_is_an_indeterminate_ceiling_not_a_zero(
     assert result.decision.value == "escalate_human"
 
 
-def test_each_hop_carries_only_the_request_and_the_previous_stage(deps: Deps) -> None:
+def test_each_hop_carries_the_identity_the_request_and_the_previous_stage(deps: Deps) -> None:
     hop = through_router(deps, sample("final_deliverable.json", dag_id="d5"))
-    request_json, routed_json = hop.args
+    identity_json, request_json, routed_json = hop.args
     routed = RoutedReview.model_validate_json(routed_json)
     assert isinstance(routed.report, Stage1Report)
+    assert ReviewIdentity.model_validate_json(identity_json).key == "d5:release-notes:1"
     assert json.loads(request_json)["node_id"] == "release-notes"
 
 
@@ -179,8 +181,8 @@ def at_stage2(deps: Deps, judge: ScriptedJudge, dag: str) -> tuple[Hop, str, str
     judge.push(verdict())
     hop = through_router(deps, sample("final_deliverable.json", dag_id=dag))
     review_key = f"{dag}:release-notes:1"
-    claim_key = f"{deps.settings.key_prefix}:claim:{review_key}"
-    return hop, claim_key, deps.tries.key("stage2", review_key)
+    claim_key = deps.keys.stage2_claim(review_key)
+    return hop, claim_key, deps.keys.tries("stage2", review_key)
 
 
 def test_waiting_for_another_workers_stage2_claim_is_not_a_try(
@@ -196,7 +198,7 @@ def test_waiting_for_another_workers_stage2_claim_is_not_a_try(
     assert all(isinstance(w, RetryLater) and w.delay_s <= 5.0 for w in waits)
     assert int(deps.redis.get(counter) or 0) == 0  # every wait was taken back
     assert results(deps, "d7") == []  # no poison entry
-    assert deps.redis.xlen(deps.stream.dead_letter_key) == 0
+    assert deps.redis.xlen(deps.keys.dead_letter) == 0
     assert judge.tasks == []  # nobody paid for a second judgement
 
     deps.redis.delete(claim_key)  # the holder ended (or its claim expired)
@@ -221,13 +223,13 @@ def test_a_delivery_past_the_try_limit_waits_while_a_live_worker_holds_the_claim
     assert isinstance(wait, RetryLater) and not wait.counted
     assert int(deps.redis.get(counter) or 0) == limit
     assert results(deps, "d9") == []
-    assert deps.redis.xlen(deps.stream.dead_letter_key) == 0
+    assert deps.redis.xlen(deps.keys.dead_letter) == 0
 
     deps.redis.delete(claim_key)  # that worker died too: its claim expired
     assert run_stage2(hop, deps) is None
     [entry] = results(deps, "d9")
     assert isinstance(entry, ReviewError) and entry.code is ErrorCode.POISON
-    assert deps.redis.xlen(deps.stream.dead_letter_key) == 1
+    assert deps.redis.xlen(deps.keys.dead_letter) == 1
     assert judge.tasks == []
 
 
@@ -240,7 +242,7 @@ def test_a_stage2_fault_still_counts_as_a_try(deps: Deps) -> None:
     hop = through_router(crashing, sample("final_deliverable.json", dag_id="d8"))
     first = run_stage2(hop, crashing)
     assert isinstance(first, RetryLater) and first.counted
-    assert int(deps.redis.get(deps.tries.key("stage2", "d8:release-notes:1")) or 0) == 1
+    assert int(deps.redis.get(deps.keys.tries("stage2", "d8:release-notes:1")) or 0) == 1
 
 
 @pytest.fixture(autouse=True)

@@ -12,8 +12,10 @@ from schemas.judging import DimensionVerdict, JudgeTask, JudgeTier, JudgeVerdict
 from schemas.quality import CEILING_DIMENSIONS
 from schemas.request import NodeOutput, OutputKind
 from workers.errors import JudgeRetryableError
-from workers.judge_guards import CachedJudge, RateLimitedJudge
-from workers.judges.scripted import ScriptedJudge
+from workers.judges.cache import CachedJudge
+from workers.judges.ratelimit import RateLimitedJudge
+from workers.keys import Keys
+from workers.testing.scripted_judge import ScriptedJudge
 
 pytestmark = pytest.mark.integration
 MODELS = {tier: f"model-{tier.value}" for tier in JudgeTier}
@@ -53,8 +55,8 @@ def test_the_same_content_gets_the_same_verdict_from_any_worker_without_paying_a
     client: redis.Redis, prefix: str
 ) -> None:
     inner = ScriptedJudge([paid_verdict(0.81), paid_verdict(0.42)])
-    worker_a = CachedJudge(inner, client, key_prefix=prefix, namespace="rubric-1", ttl_s=60)
-    worker_b = CachedJudge(inner, client, key_prefix=prefix, namespace="rubric-1", ttl_s=60)
+    worker_a = CachedJudge(inner, client, Keys(prefix), namespace="rubric-1", ttl_s=60)
+    worker_b = CachedJudge(inner, client, Keys(prefix), namespace="rubric-1", ttl_s=60)
 
     first = worker_a.evaluate(task("the output"))
     again = worker_b.evaluate(task("the output"))
@@ -69,12 +71,8 @@ def test_the_same_content_gets_the_same_verdict_from_any_worker_without_paying_a
 
 def test_a_new_rubric_version_does_not_reuse_old_verdicts(client: redis.Redis, prefix: str) -> None:
     inner = ScriptedJudge([paid_verdict(0.81), paid_verdict(0.6)])
-    CachedJudge(inner, client, key_prefix=prefix, namespace="rubric-1", ttl_s=60).evaluate(
-        task("x")
-    )
-    CachedJudge(inner, client, key_prefix=prefix, namespace="rubric-2", ttl_s=60).evaluate(
-        task("x")
-    )
+    CachedJudge(inner, client, Keys(prefix), namespace="rubric-1", ttl_s=60).evaluate(task("x"))
+    CachedJudge(inner, client, Keys(prefix), namespace="rubric-2", ttl_s=60).evaluate(task("x"))
     assert len(inner.tasks) == 2
 
 
@@ -87,7 +85,7 @@ def test_the_token_bucket_is_shared_by_every_worker_of_the_fleet(
         return RateLimitedJudge(
             inner,
             client,
-            key_prefix=prefix,
+            Keys(prefix),
             models=MODELS,
             rate_per_s=0.01,
             burst=3,

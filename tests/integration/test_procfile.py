@@ -13,8 +13,8 @@ from pathlib import Path
 
 import pytest
 
-from workers.app import create_app
-from workers.queues import Queue
+from workers.fleet.app import create_app
+from workers.fleet.queues import Queue
 from workers.settings import Settings
 
 pytestmark = pytest.mark.integration

@@ -38,12 +38,12 @@ from opentelemetry.trace import SpanKind
 from schemas.result import ReviewResult
 from tests.infrastructure import SHORT_LIMITS, require_redis
 from tests.integration.support import fresh_dag, sample, wait_until
-from workers import telemetry
 from workers.client import ReviewClient
-from workers.fleet import DEFAULT_CONCURRENCY, LocalFleet, free_port
-from workers.queues import Queue
+from workers.fleet.queues import Queue
+from workers.local.launcher import DEFAULT_CONCURRENCY, LocalFleet, free_port
+from workers.observe import telemetry
+from workers.results.stream import StreamEntry, read_all
 from workers.settings import Settings
-from workers.stream import StreamEntry, read_all
 
 pytestmark = pytest.mark.integration
 
@@ -251,8 +251,8 @@ def client(
 
 
 def _entries(db: redis.Redis, settings: Settings, dag: str, count: int) -> list[StreamEntry]:
-    assert wait_until(lambda: db.xlen(settings.stream_key(dag)) >= count, timeout_s=60)
-    return read_all(db, settings.stream_key(dag))
+    assert wait_until(lambda: db.xlen(settings.keys.results(dag)) >= count, timeout_s=60)
+    return read_all(db, settings.keys.results(dag))
 
 
 def _one(spans: list[RemoteSpan], name: str) -> RemoteSpan:

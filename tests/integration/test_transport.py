@@ -19,7 +19,7 @@ import redis
 from kombu.connection import Connection
 from kombu.entity import Queue as KombuQueue
 
-from workers.transport import Transport
+from workers.fleet.transport import Transport
 
 pytestmark = pytest.mark.integration
 
@@ -105,7 +105,7 @@ def test_a_consumer_killed_mid_delivery_leaves_the_message_unacked(
 def test_kombus_own_transport_loses_that_message(
     redis_url: str, redis_db: redis.Redis, keys: dict[str, str]
 ) -> None:
-    """Why ``workers.transport`` exists. When this fails, kombu closed the window itself."""
+    """Why ``workers.fleet.transport`` exists. When this fails, kombu closed the window itself."""
     _publish(redis_url, keys, {"review": "wd:n1:1"})
 
     assert _consume_and_die(redis_url, keys, "kombu") == -9

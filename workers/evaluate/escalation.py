@@ -8,6 +8,7 @@ Explosion. Every decision carries its breakdown, whichever rule decided (BC-EVAL
 
 from __future__ import annotations
 
+from schemas.decisions import Suppression
 from schemas.judging import ModelPrice, TokenUsage
 from schemas.request import ReviewRequest
 from schemas.result import EscalationDecision, EscalationReason, Stage1Result
@@ -77,14 +78,14 @@ def decide_escalation(
     )
 
 
-def _suppression(stage1: Stage1Result, budget_left: bool) -> str | None:
+def _suppression(stage1: Stage1Result, budget_left: bool) -> Suppression | None:
     """Why a warranted escalation does not run: a failed Stage 1 skips the Ceiling."""
     if not stage1.floor.passed:
-        return "floor_failed"
+        return Suppression.FLOOR_FAILED
     if not stage1.wall.passed:
-        return "wall_failed"
+        return Suppression.WALL_FAILED
     if not budget_left:
-        return "budget_exhausted"
+        return Suppression.BUDGET_EXHAUSTED
     return None
 
 

@@ -6,8 +6,8 @@ from collections.abc import Sequence
 
 from schemas.quality import Dimension, QualityVector, ScoreStatus
 from schemas.result import Feedback, FeedbackIssue, Violation, WallIssue
+from workers.evaluate.thresholds import ACCEPT_SCORE
 
-STRENGTH_SCORE = 0.8
 MAX_ISSUES = 10
 
 
@@ -45,7 +45,7 @@ def synthesize_feedback(
         for d in Dimension
         if (s := quality.get(d)).status is ScoreStatus.SCORED
         and s.value is not None
-        and s.value >= STRENGTH_SCORE
+        and s.value >= ACCEPT_SCORE
     )
     return Feedback(
         overall_score=round(overall_score, 4),
@@ -73,7 +73,7 @@ def _weak_ceiling(quality: QualityVector) -> list[tuple[Dimension, float, str]]:
             dimension.layer.value == "ceiling"
             and score.status is ScoreStatus.SCORED
             and score.value is not None
-            and score.value < STRENGTH_SCORE
+            and score.value < ACCEPT_SCORE
         ):
             weak.append((dimension, score.value, score.justification))
     return sorted(weak, key=lambda item: item[1])

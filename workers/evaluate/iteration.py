@@ -3,11 +3,7 @@
 from __future__ import annotations
 
 from schemas.result import Convergence, Decision, Trend
-
-ACCEPT_SCORE = 0.8
-HOPELESS_SCORE = 0.3
-#: Below this, even a plateaued best attempt is not accepted on its own.
-ACCEPTABLE_BEST = 0.5
+from workers.evaluate.thresholds import ACCEPT_SCORE, ACCEPTABLE_BEST, HOPELESS_SCORE
 
 
 def decide_iteration(

@@ -25,9 +25,9 @@ from schemas.result import (
 from workers.evaluate.confidence import aggregate_confidence
 from workers.evaluate.findings import Finding
 from workers.evaluate.floor import check_floor
+from workers.evaluate.thresholds import JUSTIFY_ABOVE
 from workers.evaluate.wall import score_wall, wall_result
 
-RUBBER_STAMP_SCORE = 0.8
 NO_USAGE = TokenUsage()
 #: Characters of output beyond which length starts to cost a judged score.
 LENGTH_REFERENCE_CHARS: dict[OutputKind, int] = {
@@ -173,9 +173,9 @@ def _ceiling_score(
         return DimensionScore.indeterminate("the judge returned no score for this dimension")
     value = max(0.0, verdict.score - length_penalty(chars, kind))
     justification = verdict.justification.strip()
-    if value > RUBBER_STAMP_SCORE and not justification:
+    if value > JUSTIFY_ABOVE and not justification:
         return DimensionScore.scored(
-            RUBBER_STAMP_SCORE, "capped at 0.8: the judge gave no justification"
+            JUSTIFY_ABOVE, "capped at 0.8: the judge gave no justification"
         )
     return DimensionScore.scored(value, justification)
 

@@ -15,8 +15,9 @@ from schemas.result import (
 )
 from workers.evaluate.convergence import monitor_convergence
 from workers.evaluate.feedback import synthesize_feedback
-from workers.evaluate.iteration import ACCEPT_SCORE, HOPELESS_SCORE, decide_iteration
+from workers.evaluate.iteration import decide_iteration
 from workers.evaluate.margins import detect_near_misses, nearest_threshold, timeout_margin
+from workers.evaluate.thresholds import ACCEPT_SCORE, HOPELESS_SCORE
 from workers.evaluate.wall import FAIL_GRADE, PASS_GRADE
 
 

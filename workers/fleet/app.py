@@ -14,7 +14,7 @@ Why each reliability setting (see DESIGN.md, "What the stack really promises"):
   still down). Handlers catch everything else and bound it with our own try counter.
 - ``visibility_timeout`` above every hard time limit, in all three places Celery reads it:
   Redis redelivers any message unacked for longer, even one still running.
-- delivery: ``workers/transport.py`` pops a message and records it as unacked in one
+- delivery: ``workers/fleet/transport.py`` pops a message and records it as unacked in one
   Lua script, so a worker killed as Redis hands it a message loses nothing (kombu's
   BRPOP-then-write leaves a window where the message is nowhere).
 - prefetch of 1: a slow Stage 2 call holds no other message hostage (prefetched
@@ -34,9 +34,9 @@ import redis
 from celery import Celery, Task
 from celery.exceptions import Reject
 
-from workers.queues import TASK_ROUTES, Queue
+from workers.fleet.queues import TASK_ROUTES, Queue, TaskName
+from workers.fleet.transport import TRANSPORT
 from workers.settings import Settings
-from workers.transport import TRANSPORT
 
 #: Faults of the connection to Redis (broker, streams): retrying later may succeed.
 CONNECTION_FAULTS: tuple[type[BaseException], ...] = (
@@ -79,7 +79,7 @@ def celery_config(settings: Settings) -> dict[str, Any]:
         "socket_keepalive": True,
         "retry_on_timeout": True,
         # One key per queue: reviews have no priorities, and the delivery that a kill
-        # cannot lose (workers/transport.py) waits on exactly one key.
+        # cannot lose (workers/fleet/transport.py) waits on exactly one key.
         "priority_steps": [0],
     }
     config: dict[str, Any] = {
@@ -90,6 +90,7 @@ def celery_config(settings: Settings) -> dict[str, Any]:
         "broker_connection_retry_on_startup": True,
         "broker_connection_timeout": 5,
         "task_routes": TASK_ROUTES,
+        "task_annotations": _time_limits(settings),
         "task_default_queue": Queue.STAGE1.value,
         "task_create_missing_queues": True,
         "task_serializer": "json",
@@ -110,18 +111,35 @@ def celery_config(settings: Settings) -> dict[str, Any]:
         },
     }
     if settings.redis_url.startswith("redis://"):
-        # The same transport without a client object per command (workers/transport.py).
+        # The same transport without a client object per command (workers/fleet/transport.py).
         config["broker_transport"] = TRANSPORT
     return config
 
 
+def _time_limits(settings: Settings) -> dict[str, dict[str, int]]:
+    """Soft and hard limits per task, from settings (the router shares Stage 1's)."""
+    stage1 = {
+        "soft_time_limit": settings.stage1_soft_limit_s,
+        "time_limit": settings.stage1_hard_limit_s,
+    }
+    stage2 = {
+        "soft_time_limit": settings.stage2_soft_limit_s,
+        "time_limit": settings.stage2_hard_limit_s,
+    }
+    return {
+        TaskName.STAGE1.value: stage1,
+        TaskName.ROUTER.value: stage1,
+        TaskName.STAGE2.value: stage2,
+    }
+
+
 def create_app(settings: Settings) -> Celery:
-    """A Celery app for ``settings``; tasks are named through ``include``, not imported."""
-    celery = Celery("windags", include=["workers.tasks"], task_cls=ReviewTask)
+    """A Celery app for ``settings``; connects nothing.
+
+    Tasks are named through ``include``: a worker imports ``workers.fleet.tasks`` at boot,
+    a client that only sends tasks never does.
+    """
+    celery = Celery("windags", include=["workers.fleet.tasks"], task_cls=ReviewTask)
     celery.conf.update(celery_config(settings))
     celery.conf.windags_settings = settings
     return celery
-
-
-#: The app ``celery -A workers.app`` finds. Building it reads settings and connects nothing.
-app = create_app(Settings())

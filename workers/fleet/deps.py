@@ -12,16 +12,19 @@ import redis
 
 from schemas.judging import JudgeTier
 from workers.evaluate.stages import WallJudge
-from workers.judge_guards import CachedJudge, RateLimitedJudge
+from workers.fleet.tries import TryCounter
 from workers.judges.base import Judge
 from workers.judges.builtin import BuiltinJudge
+from workers.judges.cache import CachedJudge
 from workers.judges.factory import build_judge
 from workers.judges.prompt import RUBRIC_VERSION
-from workers.judges.wall import stage1_judge
-from workers.ledger import CostLedger
+from workers.judges.ratelimit import RateLimitedJudge
+from workers.judges.wall import model_wall_judge
+from workers.keys import Keys
+from workers.observe.traced_judge import TracedJudge
+from workers.results.ledger import CostLedger
+from workers.results.stream import ResultStream
 from workers.settings import Settings
-from workers.stream import ResultStream
-from workers.tries import TryCounter
 
 
 @dataclass(frozen=True, slots=True)
@@ -36,6 +39,11 @@ class Deps:
     tries: TryCounter
     wall_judge: WallJudge | None = None
     """Stage 1's model judge; None for the built-in judge, whose Wall is the heuristics."""
+
+    @property
+    def keys(self) -> Keys:
+        """Every Redis key of this deployment."""
+        return self.settings.keys
 
 
 def redis_client(settings: Settings, *, max_connections: int = 64) -> redis.Redis:
@@ -55,20 +63,25 @@ def redis_client(settings: Settings, *, max_connections: int = 64) -> redis.Redi
 def build_deps(settings: Settings, *, judge: Judge | None = None) -> Deps:
     """Wire the real collaborators; ``judge`` overrides the configured backend."""
     client = redis_client(settings)
-    judge = judge if judge is not None else guarded_judge(build_judge(settings), client, settings)
+    if judge is None:
+        base = build_judge(settings)
+        guarded = guarded_judge(base, client, settings)
+    else:
+        base = guarded = judge
+    served = TracedJudge(guarded, type(base).__name__)
     return Deps(
         settings=settings,
         redis=client,
         stream=ResultStream(
             client,
-            key_prefix=settings.key_prefix,
+            settings.keys,
             retention_s=settings.stream_retention_s,
             dedup_ttl_s=settings.dedup_ttl_s,
         ),
-        judge=judge,
-        ledger=CostLedger(client, settings.key_prefix),
-        tries=TryCounter(client, settings.key_prefix, ttl_s=settings.visibility_timeout_s * 4),
-        wall_judge=stage1_judge(judge),
+        judge=served,
+        ledger=CostLedger(client, settings.keys),
+        tries=TryCounter(client, settings.keys, ttl_s=settings.visibility_timeout_s * 4),
+        wall_judge=None if isinstance(base, BuiltinJudge) else model_wall_judge(served),
     )
 
 
@@ -80,7 +93,7 @@ def guarded_judge(judge: Judge, client: redis.Redis, settings: Settings) -> Judg
         judge = RateLimitedJudge(
             judge,
             client,
-            key_prefix=settings.key_prefix,
+            settings.keys,
             models={
                 JudgeTier.WALL: settings.stage1_model,
                 JudgeTier.CEILING: settings.stage2_model,
@@ -100,10 +113,6 @@ def guarded_judge(judge: Judge, client: redis.Redis, settings: Settings) -> Judg
             ]
         )
         judge = CachedJudge(
-            judge,
-            client,
-            key_prefix=settings.key_prefix,
-            namespace=namespace,
-            ttl_s=settings.judge_cache_ttl_s,
+            judge, client, settings.keys, namespace=namespace, ttl_s=settings.judge_cache_ttl_s
         )
     return judge

@@ -1,12 +1,16 @@
-"""Thin Celery adapters: decode arguments, call the handler, enqueue the next hop."""
+"""Thin Celery adapters: check the arguments, call the handler, enqueue the next hop.
+
+Imported by a worker at boot (the app's ``include``); a client never imports it. Time
+limits come from the app's ``task_annotations`` (settings), and each process builds its
+collaborators from the app's settings on first use, after any fork.
+"""
 
 from __future__ import annotations
 
 from collections.abc import Callable
-from functools import cache
 from typing import Any
 
-from celery import Task
+from celery import Celery, Task, shared_task
 from celery.signals import (
     worker_init,
     worker_process_init,
@@ -14,61 +18,64 @@ from celery.signals import (
     worker_shutdown,
 )
 
-from workers import spans, telemetry
-from workers.app import app
-from workers.deps import Deps, build_deps
-from workers.handlers import (
-    Hop,
-    Outcome,
-    RetryLater,
-    handle_malformed,
-    handle_router,
-    handle_stage1,
-    handle_stage2,
-)
-from workers.queues import Queue, TaskName
+from workers.fleet.deps import Deps, build_deps
+from workers.fleet.handlers import handle_malformed, handle_router, handle_stage1, handle_stage2
+from workers.fleet.outcome import Hop, Outcome, RetryLater
+from workers.fleet.queues import Queue, TaskName
+from workers.observe import spans, telemetry
 from workers.settings import Settings
 
-_SETTINGS: Settings = app.conf.windags_settings
+_deps: dict[int, Deps] = {}
 
 
-@cache
-def deps() -> Deps:
-    """This process's collaborators, built on first use after the fork."""
-    return build_deps(_SETTINGS)
+def deps_of(app: Celery) -> Deps:
+    """This process's collaborators for ``app``, built on first use after the fork."""
+    found = _deps.get(id(app))
+    if found is None:
+        found = _deps[id(app)] = build_deps(settings_of(app))
+    return found
+
+
+def settings_of(app: Celery) -> Settings:
+    """The settings ``create_app`` attached to ``app``."""
+    settings: Settings = app.conf.windags_settings
+    return settings
 
 
 @worker_process_init.connect
 def _fresh_deps_after_fork(**_: Any) -> None:
-    deps.cache_clear()
+    _deps.clear()
 
 
-def _queue_depths() -> dict[str, int]:
-    """Waiting messages in the queues this worker consumes (all three when unknown)."""
-    selected = app.amqp.queues.consume_from
-    names = sorted(selected) if selected else [q.value for q in Queue]
-    client = deps().redis
-    return {name: int(client.llen(name)) for name in names}
+def _setup_telemetry(app: Celery) -> None:
+    def depths() -> dict[str, int]:
+        """Waiting messages in the queues this worker consumes (all three when unknown)."""
+        selected = app.amqp.queues.consume_from
+        names = sorted(selected) if selected else [q.value for q in Queue]
+        client = deps_of(app).redis
+        return {name: int(client.llen(name)) for name in names}
 
-
-def _setup_telemetry() -> None:
-    telemetry.setup(_SETTINGS, queue_depths=_queue_depths)
+    telemetry.setup(settings_of(app), queue_depths=depths)
 
 
 @worker_init.connect
 def _telemetry_in_main_process(sender: Any = None, **_: Any) -> None:
     """Threads and solo pools never fork: set up here. Prefork sets up in each child."""
+    from celery import current_app
     from celery.concurrency import get_implementation
     from celery.concurrency.prefork import TaskPool as PreforkPool
 
+    app = getattr(sender, "app", None) or current_app
     pool = get_implementation(getattr(sender, "pool_cls", None) or app.conf.worker_pool)
     if not (isinstance(pool, type) and issubclass(pool, PreforkPool)):
-        _setup_telemetry()
+        _setup_telemetry(app)
 
 
 @worker_process_init.connect
 def _telemetry_after_fork(**_: Any) -> None:
-    _setup_telemetry()
+    from celery import current_app
+
+    _setup_telemetry(current_app)
 
 
 @worker_process_shutdown.connect
@@ -78,81 +85,55 @@ def _flush_telemetry(**_: Any) -> None:
     telemetry.shutdown()
 
 
-def _traced(stage: Queue, handler: Callable[[str | None], Outcome]) -> Outcome:
-    """Run a handler inside its stage span, handing it that span's ``traceparent``."""
+def _run(task: Task, stage: Queue, args: tuple[Any, ...], kwargs: dict[str, Any]) -> None:
+    """Call the stage's handler inside its span, then follow the outcome."""
+    deps = deps_of(task.app)
     with spans.stage_span(stage.value) as opened:
-        outcome = handler(telemetry.traceparent())
+        outcome = _handle(stage, args, kwargs, deps, telemetry.traceparent())
         if isinstance(outcome, Hop):
             spans.set_outcome(opened, f"hop:{outcome.task.value}")
         else:
             spans.set_outcome(opened, "retry" if isinstance(outcome, RetryLater) else "done")
-    return outcome
-
-
-def _malformed(stage: Queue, args: tuple[object, ...], kwargs: dict[str, Any]) -> Outcome:
-    """A call the handler cannot take ends as an error entry, never as a silent drop."""
-    return _traced(stage, lambda _: handle_malformed(stage, args, kwargs, deps()))
-
-
-def _follow(task: Task, outcome: Outcome) -> None:
     if isinstance(outcome, Hop):
-        app.send_task(outcome.task.value, args=list(outcome.args))
+        task.app.send_task(outcome.task.value, args=list(outcome.args))
     elif isinstance(outcome, RetryLater):
         raise task.retry(countdown=outcome.delay_s, max_retries=None, exc=None)
 
 
-@app.task(
-    name=TaskName.STAGE1.value,
-    bind=True,
-    soft_time_limit=_SETTINGS.stage1_soft_limit_s,
-    time_limit=_SETTINGS.stage1_hard_limit_s,
-)
+def _handle(
+    stage: Queue,
+    args: tuple[Any, ...],
+    kwargs: dict[str, Any],
+    deps: Deps,
+    traceparent: str | None,
+) -> Outcome:
+    """The stage's handler, or the malformed-call answer when the arguments misfit."""
+    if len(args) != _ARITY[stage] or kwargs:
+        return handle_malformed(stage, args, kwargs, deps)
+    return _HANDLERS[stage](*args, deps, traceparent=traceparent)
+
+
+_HANDLERS: dict[Queue, Callable[..., Outcome]] = {
+    Queue.STAGE1: handle_stage1,
+    Queue.ROUTER: handle_router,
+    Queue.STAGE2: handle_stage2,
+}
+_ARITY = {Queue.STAGE1: 1, Queue.ROUTER: 3, Queue.STAGE2: 3}
+
+
+@shared_task(name=TaskName.STAGE1.value, bind=True)
 def stage1(self: Task, *args: Any, **kwargs: Any) -> None:
     """Floor + Wall on every node. Takes any arguments: Celery drops a call that misfits."""
-    if len(args) != 1 or kwargs:
-        _follow(self, _malformed(Queue.STAGE1, args, kwargs))
-        return
-    raw = args[0]
-    _follow(self, _traced(Queue.STAGE1, lambda tp: handle_stage1(raw, deps(), traceparent=tp)))
+    _run(self, Queue.STAGE1, args, kwargs)
 
 
-@app.task(
-    name=TaskName.ROUTER.value,
-    bind=True,
-    soft_time_limit=_SETTINGS.stage1_soft_limit_s,
-    time_limit=_SETTINGS.stage1_hard_limit_s,
-)
+@shared_task(name=TaskName.ROUTER.value, bind=True)
 def router(self: Task, *args: Any, **kwargs: Any) -> None:
     """The escalation decision."""
-    if len(args) != 2 or kwargs:
-        _follow(self, _malformed(Queue.ROUTER, args, kwargs))
-        return
-    request_json, report_json = args
-    _follow(
-        self,
-        _traced(
-            Queue.ROUTER,
-            lambda tp: handle_router(request_json, report_json, deps(), traceparent=tp),
-        ),
-    )
+    _run(self, Queue.ROUTER, args, kwargs)
 
 
-@app.task(
-    name=TaskName.STAGE2.value,
-    bind=True,
-    soft_time_limit=_SETTINGS.stage2_soft_limit_s,
-    time_limit=_SETTINGS.stage2_hard_limit_s,
-)
+@shared_task(name=TaskName.STAGE2.value, bind=True)
 def stage2(self: Task, *args: Any, **kwargs: Any) -> None:
     """The Ceiling, only for escalated nodes."""
-    if len(args) != 2 or kwargs:
-        _follow(self, _malformed(Queue.STAGE2, args, kwargs))
-        return
-    request_json, routed_json = args
-    _follow(
-        self,
-        _traced(
-            Queue.STAGE2,
-            lambda tp: handle_stage2(request_json, routed_json, deps(), traceparent=tp),
-        ),
-    )
+    _run(self, Queue.STAGE2, args, kwargs)

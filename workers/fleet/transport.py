@@ -13,7 +13,7 @@ per message, as before (the second write kombu makes is skipped). A message arri
 an idle queue wakes every consumer waiting on it; those that lose the race find nothing
 and wait again, one round trip each. It covers channels that consume one queue with one
 priority step, which is what our workers are (``priority_steps`` is ``[0]`` in
-``workers.app``); any other channel keeps kombu's ``BRPOP``.
+``workers.fleet.app``); any other channel keeps kombu's ``BRPOP``.
 
 The channel also reuses one synchronous ``redis.Redis`` per connection pool: kombu
 builds one per command (about 0.2 ms of CPU here: ~170 response callbacks copied),

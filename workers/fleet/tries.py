@@ -7,47 +7,52 @@ redelivered forever.
 from __future__ import annotations
 
 import hashlib
+from dataclasses import dataclass
 
 import redis
+
+from workers.keys import Keys
+
+
+@dataclass(frozen=True, slots=True)
+class TryCount:
+    """One delivery's place in its review's tries, and whether the review is published."""
+
+    tries: int
+    """Executions of this stage so far, this one included."""
+    published: bool = False
+    """Whether the review is already on its stream (asked in the same round trip)."""
 
 
 class TryCounter:
     """Counts executions of one stage of one review across redeliveries and retries."""
 
-    def __init__(self, client: redis.Redis, key_prefix: str, *, ttl_s: int) -> None:
+    def __init__(self, client: redis.Redis, keys: Keys, *, ttl_s: int) -> None:
         self._redis = client
-        self._prefix = key_prefix
+        self._keys = keys
         self._ttl_s = ttl_s
 
-    def key(self, stage: str, identity: str) -> str:
-        """The counter of ``identity`` (a review key, or a digest of an unreadable body)."""
-        return f"{self._prefix}:tries:{stage}:{identity}"
-
-    def bump(self, stage: str, identity: str) -> int:
-        """Count one more execution; returns the count including this one."""
-        key = self.key(stage, identity)
-        pipe = self._redis.pipeline()
-        pipe.incr(key)
-        pipe.expire(key, self._ttl_s)
-        count, _ = pipe.execute()
-        return int(count)
-
-    def bump_and_check(self, stage: str, identity: str, key: str) -> tuple[int, bool]:
-        """``bump``, and whether ``key`` exists, in one round trip: (count, exists)."""
-        counter = self.key(stage, identity)
+    def bump(self, stage: str, identity: str, *, check_published: bool = False) -> TryCount:
+        """Count one more execution; with ``check_published``, also ask for the dedup key."""
+        counter = self._keys.tries(stage, identity)
         pipe = self._redis.pipeline()
         pipe.incr(counter)
         pipe.expire(counter, self._ttl_s)
-        pipe.exists(key)
-        count, _, exists = pipe.execute()
-        return int(count), bool(exists)
+        if check_published:
+            pipe.exists(self._keys.published(identity))
+        count, _, *published = pipe.execute()
+        return TryCount(int(count), bool(published and published[0]))
+
+    def count(self, stage: str, identity: str) -> int:
+        """Executions counted so far (0 when none, or expired)."""
+        return int(self._redis.get(self._keys.tries(stage, identity)) or 0)
 
     def unbump(self, stage: str, identity: str) -> None:
         """Take back one ``bump``: that execution only waited, it did not run the work.
 
         Never below zero, and never recreates a counter that expired meanwhile.
         """
-        self._redis.eval(_UNBUMP, 1, self.key(stage, identity))
+        self._redis.eval(_UNBUMP, 1, self._keys.tries(stage, identity))
 
 
 # KEYS: counter. Decrement it when it exists and is positive.

@@ -19,11 +19,11 @@ from pydantic import TypeAdapter, ValidationError
 from schemas.judging import DimensionVerdict, JudgeTask, JudgeTier, JudgeVerdict, TokenUsage
 from schemas.quality import Dimension
 from workers.errors import ConfigurationError, JudgeOutputError
+from workers.evaluate.thresholds import JUSTIFY_ABOVE
 from workers.judges import prompt
 from workers.judges.retry import RetryPolicy, call_with_retry, checked_message
 from workers.settings import Settings
 
-RUBBER_STAMP_ABOVE = 0.8
 """Scores above this need a non-empty justification."""
 
 _SCORES = TypeAdapter(dict[Dimension, DimensionVerdict])
@@ -52,11 +52,11 @@ def parse_scores(
     stamped = [
         d.value
         for d, v in scores.items()
-        if v.score > RUBBER_STAMP_ABOVE and not v.justification.strip()
+        if v.score > JUSTIFY_ABOVE and not v.justification.strip()
     ]
     if stamped:
         raise JudgeOutputError(
-            f"scores above {RUBBER_STAMP_ABOVE} need a justification: {', '.join(stamped)}"
+            f"scores above {JUSTIFY_ABOVE} need a justification: {', '.join(stamped)}"
         )
     return scores
 

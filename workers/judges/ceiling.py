@@ -13,7 +13,6 @@ from schemas.judging import JudgeTask, JudgeTier, JudgeVerdict
 from schemas.quality import CEILING_DIMENSIONS
 from schemas.request import ReviewRequest
 from schemas.result import BiasCheck, CeilingStatus, Stage2Result
-from workers import spans
 from workers.errors import JudgeError
 from workers.evaluate.bias import position_check
 from workers.evaluate.stages import apply_ceiling, indeterminate_ceiling
@@ -31,7 +30,7 @@ def run_ceiling(request: ReviewRequest, report: Stage1Report, judge: Judge) -> S
         contract=request.contract,
     )
     try:
-        verdict = spans.traced_evaluate(judge, task)
+        verdict = judge.evaluate(task)
     except JudgeError as exc:
         failed = Stage2Result(
             status=CeilingStatus.INDETERMINATE,
@@ -64,8 +63,8 @@ def _both_orders(
     check = None
     for attempt in range(2):
         try:
-            forward = spans.traced_evaluate(judge, _pair(request, candidate_first=True))
-            reverse = spans.traced_evaluate(judge, _pair(request, candidate_first=False))
+            forward = judge.evaluate(_pair(request, candidate_first=True))
+            reverse = judge.evaluate(_pair(request, candidate_first=False))
         except JudgeError:
             return check, verdicts
         verdicts += [forward, reverse]

@@ -5,7 +5,6 @@ from __future__ import annotations
 from schemas.judging import JudgeTask, JudgeTier
 from schemas.quality import WALL_DIMENSIONS
 from schemas.request import ReviewRequest
-from workers import spans
 from workers.errors import JudgeError
 from workers.evaluate.stages import WallJudge, WallJudgement
 from workers.judges.base import Judge
@@ -24,7 +23,7 @@ def model_wall_judge(judge: Judge) -> WallJudge:
             contract=request.contract,
         )
         try:
-            verdict = spans.traced_evaluate(judge, task)
+            verdict = judge.evaluate(task)
         except JudgeError as exc:
             return WallJudgement(error=f"{type(exc).__name__}: {exc}")
         return WallJudgement(scores=verdict.scores, usage=verdict.usage, cost_usd=verdict.cost_usd)

@@ -11,6 +11,7 @@ import typer
 from workers.errors import ConfigurationError, InvalidRequest
 from workers.intake import decode_request
 from workers.settings import Settings
+from workers.settings import load_settings as read_settings
 
 app = typer.Typer(add_completion=False, no_args_is_help=True, help=__doc__)
 
@@ -26,11 +27,11 @@ def _fail(message: str, code: int = 2) -> typer.Exit:
 
 
 def load_settings() -> Settings:
-    """Settings from the environment; a bad value ends the command with its reason."""
+    """Settings from the environment; a bad value ends the command in one line naming it."""
     try:
-        return Settings()
-    except (ConfigurationError, ValueError) as exc:
-        raise _fail(f"bad settings: {exc}".splitlines()[0]) from None
+        return read_settings()
+    except ConfigurationError as exc:
+        raise _fail(f"bad settings: {exc}") from None
 
 
 def read_input(path: str) -> bytes:
@@ -53,7 +54,7 @@ def review(
     """
     from workers.judges.factory import build_judge
     from workers.judges.wall import stage1_judge
-    from workers.pipeline import review as run_review
+    from workers.review import review as run_review
 
     settings = load_settings()
     try:
@@ -84,8 +85,8 @@ def demo(
     timeout_s: Annotated[float, typer.Option(help="Give up waiting after this long.")] = 180.0,
 ) -> None:
     """Start a local fleet, review the shipped 14-node sample DAG, print the results."""
-    from workers.demo import run_demo, wide_console
     from workers.errors import FleetError
+    from workers.local.demo import run_demo, wide_console
 
     try:
         code = run_demo(load_settings(), wide_console(), timeout_s=timeout_s)
@@ -100,7 +101,7 @@ def fleet() -> None:
     import time
 
     from workers.errors import FleetError
-    from workers.fleet import LocalFleet
+    from workers.local.launcher import LocalFleet
 
     settings = load_settings()
     try:
@@ -156,9 +157,9 @@ def watch(
     """Tail a DAG's results stream as a readable table until Ctrl-C."""
     import redis
 
-    from workers.console import results_table
-    from workers.demo import wide_console
-    from workers.stream import read_after
+    from workers.local.console import results_table
+    from workers.local.demo import wide_console
+    from workers.results.stream import read_after
 
     settings = load_settings()
     console = wide_console()
@@ -166,7 +167,7 @@ def watch(
     last = "0-0" if from_start else "$"
     try:
         while True:
-            entries = read_after(client, settings.stream_key(dag_id), last, block_ms=1000)
+            entries = read_after(client, settings.keys.results(dag_id), last, block_ms=1000)
             if entries:
                 last = entries[-1].entry_id
                 console.print(results_table(e.payload for e in entries))

@@ -65,7 +65,7 @@ def _escalation(result: ReviewResult) -> str:
     if esc.escalate:
         return f"yes: {esc.reason.value}"
     if esc.suppressed_by:
-        return f"no: {esc.suppressed_by}"
+        return f"no: {esc.suppressed_by.value}"
     return f"no: {esc.expected_waste:.3f}<{esc.stage2_cost:.3f}"
 
 

@@ -13,11 +13,11 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 
 from schemas.result import ReviewError, ReviewResult
 from workers.client import ReviewClient
-from workers.console import results_table
 from workers.errors import FleetError
-from workers.fleet import LocalFleet
+from workers.local.console import results_table
+from workers.local.launcher import LocalFleet
+from workers.results.stream import read_after
 from workers.settings import Settings
-from workers.stream import read_after
 
 
 def sample_dag(dag_id: str) -> list[dict[str, Any]]:
@@ -69,7 +69,7 @@ def _wait_for_results(
     settings: Settings, dag_id: str, expected: int, console: Console, timeout_s: float
 ) -> list[ReviewResult | ReviewError]:
     client = redis.Redis.from_url(settings.redis_url)
-    stream = settings.stream_key(dag_id)
+    stream = settings.keys.results(dag_id)
     entries: dict[str, ReviewResult | ReviewError] = {}
     deadline = time.monotonic() + timeout_s
     columns = (TextColumn("reviewing"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn())

@@ -22,7 +22,7 @@ from types import TracebackType
 import redis
 
 from workers.errors import FleetError
-from workers.queues import Queue
+from workers.fleet.queues import Queue
 
 #: Pool and concurrency per worker kind: threads, because judge calls wait on the network.
 DEFAULT_CONCURRENCY = {Queue.STAGE1: 4, Queue.ROUTER: 2, Queue.STAGE2: 4}
@@ -42,7 +42,7 @@ def worker_command(
         "-m",
         "celery",
         "-A",
-        "workers.app",
+        "workers.fleet.worker",
         "worker",
         "-Q",
         queue.value,
@@ -203,10 +203,10 @@ class LocalFleet:
 
     def wait_ready(self, timeout_s: float = 60.0, queues: tuple[Queue, ...] = tuple(Queue)) -> None:
         """Block until each worker answers Celery's own ping."""
-        from workers.app import create_app
+        from workers.fleet.app import create_app
         from workers.settings import Settings
 
-        probe = create_app(Settings(redis_url=self.redis_url))
+        probe = create_app(Settings.from_environment(self.env, redis_url=self.redis_url))
         wanted = {self.worker_name(q) for q in queues}
         deadline = time.monotonic() + timeout_s
         try:

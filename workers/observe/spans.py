@@ -15,14 +15,13 @@ from opentelemetry import trace
 from opentelemetry.trace import Span, SpanKind, Status, StatusCode
 from opentelemetry.util.types import AttributeValue
 
-from workers.telemetry import current
+from workers.observe.telemetry import current
 
 if TYPE_CHECKING:
     from schemas.hops import Stage1Report, Stage2Report
     from schemas.judging import JudgeTask, JudgeVerdict
     from schemas.request import ReviewRequest
     from schemas.result import EscalationDecision, ReviewResult
-    from workers.judges.base import Judge
 
 
 @contextmanager
@@ -114,7 +113,7 @@ def note_escalation(request: ReviewRequest, escalation: EscalationDecision) -> N
         "windags.escalation.rolling_rate": current().instruments.monitor.rate,
     }
     if escalation.suppressed_by:
-        attributes["windags.escalation.suppressed_by"] = escalation.suppressed_by
+        attributes["windags.escalation.suppressed_by"] = escalation.suppressed_by.value
     _annotate(attributes)
 
 
@@ -225,14 +224,6 @@ def judge_call(task: JudgeTask, model: str) -> Iterator[JudgeCall]:
                 opened.set_attribute("error.type", error_class)
                 opened.set_status(Status(StatusCode.ERROR, str(exc)[:200]))
             raise
-
-
-def traced_evaluate(judge: Judge, task: JudgeTask) -> JudgeVerdict:
-    """``judge.evaluate(task)`` inside its span: model, tokens and cost, or the error's class."""
-    with judge_call(task, type(judge).__name__) as call:
-        verdict = judge.evaluate(task)
-        call.done(verdict)
-    return verdict
 
 
 def set_outcome(opened: Span, outcome: str) -> None:

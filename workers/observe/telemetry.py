@@ -15,7 +15,7 @@ Why it looks like this (DESIGN.md, "What the stack really promises"):
 - Off by default: with ``otel_enabled`` false no provider is installed, the tracer and
   meter are the API's proxies (no-ops unless the embedding process installed its own
   provider), and every helper skips attribute work on a non-recording span.
-- ``prometheus_port`` adds a scrape endpoint to the same meter (``workers/prometheus.py``);
+- ``prometheus_port`` adds a scrape endpoint to the same meter (``workers/observe/prometheus.py``);
   set alone, it turns on metrics without exporting spans.
 
 Only the OpenTelemetry API is imported at module level; the SDK, exporters and the Celery
@@ -35,8 +35,8 @@ from opentelemetry import metrics, trace
 from opentelemetry.context import Context
 from opentelemetry.trace.propagation.tracecontext import TraceContextTextMapPropagator
 
-from workers.metrics import Instruments, QueueDepths
-from workers.prometheus import MetricsEndpoint
+from workers.observe.metrics import Instruments, QueueDepths
+from workers.observe.prometheus import MetricsEndpoint
 from workers.settings import Settings
 
 if TYPE_CHECKING:

@@ -11,6 +11,8 @@ from typing import Any
 
 import redis
 
+from workers.keys import Keys
+
 _CHARGE = """
 if redis.call('SET', KEYS[2], ARGV[1], 'NX', 'EX', ARGV[2]) then
   local total = redis.call('INCRBYFLOAT', KEYS[1], ARGV[1])
@@ -46,39 +48,31 @@ class CostLedger:
 
     Args:
         client: the Redis connection (pool) to use.
-        key_prefix: prefix of every key written (``<prefix>:cost:<dag_id>``).
+        keys: the deployment's keys (``Keys.cost``, ``Keys.charged``).
         ttl_s: expiry of ledger keys, refreshed on every charge.
     """
 
-    def __init__(self, client: redis.Redis, key_prefix: str, ttl_s: int = DEFAULT_TTL_S) -> None:
+    def __init__(self, client: redis.Redis, keys: Keys, ttl_s: int = DEFAULT_TTL_S) -> None:
         if ttl_s < 1:
             raise ValueError("ttl_s must be at least 1 second")
         self._redis = client
-        self._prefix = key_prefix
+        self._keys = keys
         self._ttl_s = ttl_s
         self._charge = client.register_script(_CHARGE)
-
-    def cost_key(self, dag_id: str) -> str:
-        """The key holding ``dag_id``'s total."""
-        return f"{self._prefix}:cost:{dag_id}"
-
-    def charged_key(self, review_key: str) -> str:
-        """The key that marks ``review_key`` as already charged."""
-        return f"{self._prefix}:charged:{review_key}"
 
     def add(self, dag_id: str, usd: float) -> float:
         """Add ``usd`` unconditionally; the new total."""
         _check_amount(usd)
         pipe = self._redis.pipeline(transaction=True)
-        pipe.incrbyfloat(self.cost_key(dag_id), usd)
-        pipe.expire(self.cost_key(dag_id), self._ttl_s)
+        pipe.incrbyfloat(self._keys.cost(dag_id), usd)
+        pipe.expire(self._keys.cost(dag_id), self._ttl_s)
         total, _ = pipe.execute()
         return _as_float(total)
 
     def charge(self, dag_id: str, review_key: str, usd: float) -> tuple[bool, float]:
         """Add ``usd`` once per ``review_key``; (charged now, the total)."""
         _check_amount(usd)
-        keys = [self.cost_key(dag_id), self.charged_key(review_key)]
+        keys = [self._keys.cost(dag_id), self._keys.charged(review_key)]
         charged, total = self._charge(keys=keys, args=[repr(float(usd)), self._ttl_s])
         return bool(charged), _as_float(total)
 
@@ -86,13 +80,13 @@ class CostLedger:
         """What ``charge`` would apply, for ``ResultStream.publish_result`` to apply at once."""
         _check_amount(usd)
         return Charge(
-            keys=(self.cost_key(dag_id), self.charged_key(review_key)),
+            keys=(self._keys.cost(dag_id), self._keys.charged(review_key)),
             args=(repr(float(usd)), self._ttl_s),
         )
 
     def total(self, dag_id: str) -> float:
         """What ``dag_id``'s reviews have cost so far."""
-        return _as_float(self._redis.get(self.cost_key(dag_id)))
+        return _as_float(self._redis.get(self._keys.cost(dag_id)))
 
     def has_budget(self, dag_id: str, budget_usd: float | None) -> bool:
         """Whether ``dag_id`` may spend more; no budget means yes."""

@@ -10,13 +10,15 @@ subscriber has read yet.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from enum import StrEnum
 from typing import Final, cast
 
 import redis
 
 from schemas.result import ReviewError, ReviewResult
 from workers.errors import PublishError
-from workers.ledger import Charge
+from workers.keys import Keys
+from workers.results.ledger import Charge
 
 # KEYS: stream, dedup key[, ledger total, ledger charged marker]. ARGV: retention ms,
 # dedup ttl s, charge USD ('' for none), ledger ttl s, then field/value pairs. A charge
@@ -37,11 +39,11 @@ return {1, id}
 """
 
 
-class EntryKind:
+class EntryKind(StrEnum):
     """The ``kind`` field of a stream entry."""
 
-    RESULT: Final = "result"
-    ERROR: Final = "error"
+    RESULT = "result"
+    ERROR = "error"
 
 
 @dataclass(frozen=True, slots=True)
@@ -58,38 +60,20 @@ class ResultStream:
     def __init__(
         self,
         client: redis.Redis,
+        keys: Keys,
         *,
-        key_prefix: str,
         retention_s: int,
         dedup_ttl_s: int,
     ) -> None:
         self._redis = client
-        self._prefix = key_prefix
+        self._keys = keys
         self._retention_ms = retention_s * 1000
         self._dedup_ttl_s = dedup_ttl_s
         self._script = client.register_script(_PUBLISH_ONCE)
 
-    def stream_key(self, dag_id: str) -> str:
-        """The results stream of one DAG."""
-        return f"{self._prefix}:results:{dag_id}"
-
-    @property
-    def unroutable_key(self) -> str:
-        """Error entries for requests whose DAG could not be read."""
-        return f"{self._prefix}:results:_unroutable"
-
-    @property
-    def dead_letter_key(self) -> str:
-        """Requests given up on, with their raw bodies, for an operator to inspect."""
-        return f"{self._prefix}:deadletter"
-
-    def dedup_key(self, review_key: str) -> str:
-        """Remembers that ``review_key`` reached its stream."""
-        return f"{self._prefix}:published:{review_key}"
-
     def is_published(self, review_key: str) -> bool:
         """Whether a result or error for ``review_key`` is already on its stream."""
-        return bool(self._redis.exists(self.dedup_key(review_key)))
+        return bool(self._redis.exists(self._keys.published(review_key)))
 
     def publish_result(
         self, result: ReviewResult, *, traceparent: str | None = None, charge: Charge | None = None
@@ -101,7 +85,7 @@ class ResultStream:
         """
         review_key = f"{result.dag_id}:{result.node_id}:{result.attempt}"
         return self._publish(
-            self.stream_key(result.dag_id),
+            self._keys.results(result.dag_id),
             review_key,
             EntryKind.RESULT,
             result.model_dump_json(by_alias=True),
@@ -118,13 +102,13 @@ class ResultStream:
         dead_letter: bool = False,
     ) -> Published:
         """Add an error entry, to the DAG's stream when known; optionally dead-letter it."""
-        stream = self.stream_key(error.dag_id) if error.dag_id else self.unroutable_key
+        stream = self._keys.results(error.dag_id) if error.dag_id else self._keys.unroutable
         published = self._publish(
             stream, review_key, EntryKind.ERROR, error.model_dump_json(), None
         )
         if dead_letter and published.added:
             self._redis.xadd(
-                self.dead_letter_key,
+                self._keys.dead_letter,
                 {
                     "review_key": review_key,
                     "error": error.model_dump_json(),
@@ -139,15 +123,15 @@ class ResultStream:
         self,
         stream: str,
         review_key: str,
-        kind: str,
+        kind: EntryKind,
         payload: str,
         traceparent: str | None,
         charge: Charge | None = None,
     ) -> Published:
-        fields = ["kind", kind, "review_key", review_key, "payload", payload]
+        fields = ["kind", kind.value, "review_key", review_key, "payload", payload]
         if traceparent:
             fields += ["traceparent", traceparent]
-        keys = [stream, self.dedup_key(review_key)]
+        keys = [stream, self._keys.published(review_key)]
         billing: list[str | int] = ["", 0]
         if charge is not None:
             keys += charge.keys

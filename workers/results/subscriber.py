@@ -14,7 +14,7 @@ from typing import cast
 import redis
 
 from schemas.result import ReviewError, ReviewResult
-from workers.stream import entry_fields, parse_entry
+from workers.results.stream import entry_fields, parse_entry
 
 _Entry = tuple[bytes, dict[bytes, bytes]]
 

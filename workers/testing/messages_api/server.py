@@ -3,7 +3,7 @@
 Tests script its replies (scores, latency, 429 with ``retry-after``, 529, 500, 400, a
 hung connection, malformed or missing tool calls) and read back every request it got;
 with an empty script it answers deterministic scores derived from the request, so it
-also serves benchmarks (``python -m workers.judges.messages_server --latency-ms 200``).
+also serves benchmarks (``python -m workers.testing.messages_api.server --latency-ms 200``).
 """
 
 from __future__ import annotations
@@ -20,7 +20,7 @@ from contextlib import contextmanager
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
-from workers.judges.messages_script import Exchange, Reply, ReplyKind
+from workers.testing.messages_api.script import Exchange, Reply, ReplyKind
 
 DEFAULT_API_KEY = "test-key"
 

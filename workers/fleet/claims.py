@@ -1,0 +1,33 @@
+"""Stage 2's claim and cache: a redelivered review never pays the judge twice.
+
+The finished Ceiling is kept under the review key; while a worker runs it, a claim
+(``SET NX`` with the Stage 2 hard limit as TTL) tells every other delivery to wait.
+"""
+
+from __future__ import annotations
+
+from schemas.hops import Stage1Report, Stage2Report
+from schemas.request import ReviewRequest
+from workers.fleet.deps import Deps
+from workers.judges.ceiling import run_ceiling
+
+
+def cached_ceiling(request: ReviewRequest, report: Stage1Report, deps: Deps) -> Stage2Report | None:
+    """The review's Ceiling: cached, or judged now under a claim; None while another holds it."""
+    keys, review_key = deps.keys, request.review_key
+    cached = deps.redis.get(keys.stage2_report(review_key))
+    if cached is not None:
+        return Stage2Report.model_validate_json(cached)
+    # The claim only guards a judgement in progress; a crash releases it, a kill -9
+    # leaves it to expire (at the hard limit, before any redelivery can arrive).
+    claim = keys.stage2_claim(review_key)
+    if not deps.redis.set(claim, "1", nx=True, ex=deps.settings.stage2_hard_limit_s):
+        return None
+    try:
+        stage2 = run_ceiling(request, report, deps.judge)
+        deps.redis.set(
+            keys.stage2_report(review_key), stage2.model_dump_json(), ex=deps.settings.dedup_ttl_s
+        )
+    finally:
+        deps.redis.delete(claim)
+    return stage2

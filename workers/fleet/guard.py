@@ -1,0 +1,101 @@
+"""The poison-task boundary: count each try, retry faults a bounded number of times.
+
+Redis keeps no delivery count, so a task that fails or kills its worker every time
+would loop forever; past ``max_task_tries`` the review is dead-lettered with a
+``poison`` entry instead.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from pydantic import ValidationError
+
+from schemas.hops import ReviewIdentity
+from workers.fleet.deps import Deps
+from workers.fleet.outcome import CLAIM_WAIT, Outcome, RetryLater
+from workers.fleet.queues import Queue
+from workers.fleet.refusals import as_text, dead_letter
+from workers.fleet.tries import digest
+
+log = logging.getLogger("windags.fleet")
+MAX_RETRY_DELAY_S = 30.0
+
+
+@dataclass(frozen=True, slots=True)
+class Job:
+    """One delivery of one stage's task, as the try counter and the dead letters see it."""
+
+    stage: Queue
+    identity: str
+    """The review key, or a digest of a body that names none."""
+    raw: str
+    """The body, kept with a dead-letter entry."""
+    whose: ReviewIdentity | None = None
+    """The review, when known without reading ``raw``."""
+    check_published: bool = False
+    """Ask, in the same round trip as the count, whether the review is on its stream."""
+    claim: str | None = None
+    """A Redis key a live worker holds while it does this job's work."""
+
+    @classmethod
+    def of_hop(
+        cls, stage: Queue, identity_json: object, raw: str, *, check_published: bool = False
+    ) -> Job:
+        """A job of an internal hop, whose first argument is the review's identity."""
+        whose = read_identity(identity_json)
+        identity = whose.key if whose is not None else digest(as_text(identity_json) + raw)
+        return cls(stage, identity, raw, whose, check_published=check_published)
+
+
+def read_identity(identity_json: object) -> ReviewIdentity | None:
+    """The hop's identity, or None when another producer sent something else."""
+    if not isinstance(identity_json, str):
+        return None
+    try:
+        return ReviewIdentity.model_validate_json(identity_json)
+    except (ValidationError, ValueError, RecursionError):
+        return None
+
+
+def guarded(job: Job, deps: Deps, work: Callable[[bool], Outcome]) -> Outcome:
+    """Count the try, run ``work(published)``, and bound what fails.
+
+    A delivery past the limit while a live worker holds ``job.claim`` waits instead: its
+    poison entry would take the stream slot of that worker's result.
+    """
+    count = deps.tries.bump(job.stage.value, job.identity, check_published=job.check_published)
+    limit = deps.settings.max_task_tries
+    if count.tries > limit and job.claim is not None and deps.redis.exists(job.claim):
+        deps.tries.unbump(job.stage.value, job.identity)
+        return CLAIM_WAIT
+    if count.tries > limit:
+        why = f"{job.stage.value} did not finish in {limit} tries "
+        _give_up(job, why + "(its worker died or timed out each time)", count.tries - 1, deps)
+        return None
+    try:
+        outcome = work(count.published)
+    except Exception as exc:  # the poison-task boundary: anything else would loop or vanish
+        error = f"{type(exc).__name__}: {exc}"[:500]
+        log.warning(
+            "%s failed on try %d/%d for %s: %s",
+            job.stage.value,
+            count.tries,
+            limit,
+            job.identity,
+            error,
+        )
+        if count.tries < limit:
+            return RetryLater(min(MAX_RETRY_DELAY_S, 2.0**count.tries), error)
+        why = f"{job.stage.value} failed {count.tries} times; last: {error}"
+        _give_up(job, why, count.tries, deps)
+        return None
+    if isinstance(outcome, RetryLater) and not outcome.counted:
+        deps.tries.unbump(job.stage.value, job.identity)
+    return outcome
+
+
+def _give_up(job: Job, message: str, tries: int, deps: Deps) -> None:
+    dead_letter(job.raw, job.identity, message, tries, deps, about=job.whose)

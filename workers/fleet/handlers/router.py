@@ -1,0 +1,46 @@
+"""The router: the escalation decision, and publication when Stage 2 is not warranted."""
+
+from __future__ import annotations
+
+from schemas.hops import RoutedReview, Stage1Report
+from schemas.request import ReviewRequest
+from workers.evaluate import decide_escalation, finalize
+from workers.fleet.deps import Deps
+from workers.fleet.guard import Job, guarded
+from workers.fleet.outcome import Hop, Outcome
+from workers.fleet.publish import publish
+from workers.fleet.queues import Queue, TaskName
+from workers.observe import spans, telemetry
+
+
+def handle_router(
+    identity_json: str,
+    request_json: str,
+    report_json: str,
+    deps: Deps,
+    *,
+    traceparent: str | None = None,
+) -> Outcome:
+    """Decide on Stage 2 from the request and Stage 1's report; publish when not escalated."""
+    job = Job.of_hop(Queue.ROUTER, identity_json, request_json)
+
+    def work(_: bool) -> Outcome:
+        request = ReviewRequest.model_validate_json(request_json)
+        report = Stage1Report.model_validate_json(report_json)
+        settings = deps.settings
+        escalation = decide_escalation(
+            request,
+            stage2_price=settings.price_of(settings.stage2_model),
+            stage1=report.stage1,
+            budget_left=deps.ledger.has_budget(request.dag_id, settings.dag_budget_usd),
+        )
+        spans.note_escalation(request, escalation)
+        if escalation.escalate:
+            routed = RoutedReview(report=report, escalation=escalation)
+            return Hop(TaskName.STAGE2, (identity_json, request_json, routed.model_dump_json()))
+        trace_id = telemetry.trace_id_of(traceparent)
+        result = finalize(request, report, escalation, None, trace_id=trace_id)
+        publish(result, deps, traceparent=traceparent)
+        return None
+
+    return guarded(job, deps, work)

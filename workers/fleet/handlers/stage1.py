@@ -1,0 +1,51 @@
+"""Stage 1: Floor and Wall on every node; bad input is refused with an error entry."""
+
+from __future__ import annotations
+
+from schemas.hops import ReviewIdentity
+from schemas.request import ReviewRequest
+from workers.errors import InvalidRequest
+from workers.evaluate import run_stage1
+from workers.fleet.deps import Deps
+from workers.fleet.guard import Job, guarded
+from workers.fleet.outcome import Hop, Outcome
+from workers.fleet.queues import Queue, TaskName
+from workers.fleet.refusals import as_text, refuse
+from workers.fleet.tries import digest
+from workers.intake import decode_request, encode_request
+from workers.observe import spans
+
+
+def handle_stage1(raw: object, deps: Deps, *, traceparent: str | None = None) -> Outcome:
+    """Decode once, then Floor and Wall; the router gets the identity, request and report."""
+    decoded = _decode(raw, deps)
+    if isinstance(decoded, InvalidRequest):
+        text = as_text(raw)
+        refusal = Job(Queue.STAGE1, digest(text), text)
+        return guarded(refusal, deps, lambda _: refuse(text, decoded, deps))
+    request, whose = decoded, ReviewIdentity.of(decoded)
+    job = Job(Queue.STAGE1, whose.key, as_text(raw), whose, check_published=True)
+
+    def work(published: bool) -> Outcome:
+        if published:
+            return None
+        report = run_stage1(request, wall_judge=deps.wall_judge)
+        spans.note_stage1(request, report)
+        args = (whose.model_dump_json(), encode_request(request), report.model_dump_json())
+        return Hop(TaskName.ROUTER, args)
+
+    return guarded(job, deps, work)
+
+
+def _decode(raw: object, deps: Deps) -> ReviewRequest | InvalidRequest:
+    if not isinstance(raw, str):  # another producer sent a JSON value, not its text
+        kind = type(raw).__name__
+        return InvalidRequest("(request)", f"the task argument must be a JSON string, not {kind}")
+    try:
+        return decode_request(
+            raw,
+            max_request_bytes=deps.settings.max_request_bytes,
+            max_output_chars=deps.settings.max_output_chars,
+        )
+    except InvalidRequest as exc:
+        return exc

@@ -1,0 +1,46 @@
+"""Stage 2: the Ceiling for escalated nodes, judged once per review, then publication."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+from schemas.hops import RoutedReview
+from schemas.request import ReviewRequest
+from workers.evaluate import finalize
+from workers.fleet.claims import cached_ceiling
+from workers.fleet.deps import Deps
+from workers.fleet.guard import Job, guarded
+from workers.fleet.outcome import CLAIM_WAIT, Outcome
+from workers.fleet.publish import publish
+from workers.fleet.queues import Queue
+from workers.observe import spans, telemetry
+
+
+def handle_stage2(
+    identity_json: str,
+    request_json: str,
+    routed_json: str,
+    deps: Deps,
+    *,
+    traceparent: str | None = None,
+) -> Outcome:
+    """The Ceiling; a delivery while another worker judges the same review waits."""
+    job = Job.of_hop(Queue.STAGE2, identity_json, request_json, check_published=True)
+    if job.whose is not None:
+        job = replace(job, claim=deps.keys.stage2_claim(job.whose.key))
+
+    def work(published: bool) -> Outcome:
+        if published:
+            return None
+        request = ReviewRequest.model_validate_json(request_json)
+        routed = RoutedReview.model_validate_json(routed_json)
+        stage2 = cached_ceiling(request, routed.report, deps)
+        if stage2 is None:
+            return CLAIM_WAIT
+        spans.note_stage2(request, stage2)
+        trace_id = telemetry.trace_id_of(traceparent)
+        result = finalize(request, routed.report, routed.escalation, stage2, trace_id=trace_id)
+        publish(result, deps, traceparent=traceparent)
+        return None
+
+    return guarded(job, deps, work)

@@ -1,0 +1,17 @@
+"""Publication of a finished review: once on its stream, its cost charged once with it."""
+
+from __future__ import annotations
+
+from schemas.result import ReviewResult
+from workers.fleet.deps import Deps
+from workers.observe import spans
+
+
+def publish(result: ReviewResult, deps: Deps, *, traceparent: str | None = None) -> None:
+    """Publish once and, with the entry (one script), charge its cost to the DAG once."""
+    charge = None
+    if result.envelope.review_cost_usd > 0:
+        key = f"{result.dag_id}:{result.node_id}:{result.attempt}"
+        charge = deps.ledger.pending_charge(result.dag_id, key, result.envelope.review_cost_usd)
+    published = deps.stream.publish_result(result, traceparent=traceparent, charge=charge)
+    spans.note_published(result, added=published.added, entry_id=published.entry_id)

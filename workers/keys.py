@@ -1,0 +1,67 @@
+"""Every Redis key the fleet reads or writes, spelled in this one place.
+
+Each key starts with the deployment's prefix (``WINDAGS_KEY_PREFIX``), so two deployments
+share a Redis without sharing state. The queue lists are the exception: Celery names them
+after the queues (``workers.fleet.queues.Queue``), and kombu adds its own ``unacked`` keys.
+A test greps the tree for the ``<prefix>:<family>:`` pattern outside this module.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+UNROUTABLE_DAG = "_unroutable"
+"""The stream of error entries whose DAG could not be read."""
+
+
+@dataclass(frozen=True, slots=True)
+class Keys:
+    """The keys of one deployment; cheap to build, safe to share between threads."""
+
+    prefix: str
+
+    def results(self, dag_id: str) -> str:
+        """The results stream of one DAG."""
+        return f"{self.prefix}:results:{dag_id}"
+
+    @property
+    def unroutable(self) -> str:
+        """Error entries for requests whose DAG could not be read."""
+        return self.results(UNROUTABLE_DAG)
+
+    @property
+    def dead_letter(self) -> str:
+        """Requests given up on, with their raw bodies, for an operator to inspect."""
+        return f"{self.prefix}:deadletter"
+
+    def published(self, review_key: str) -> str:
+        """Remembers that ``review_key`` reached its stream (publication's dedup key)."""
+        return f"{self.prefix}:published:{review_key}"
+
+    def tries(self, stage: str, identity: str) -> str:
+        """Executions of one stage of one review (or of one unreadable body)."""
+        return f"{self.prefix}:tries:{stage}:{identity}"
+
+    def stage2_claim(self, review_key: str) -> str:
+        """Held while one worker runs the review's Ceiling."""
+        return f"{self.prefix}:claim:{review_key}"
+
+    def stage2_report(self, review_key: str) -> str:
+        """A finished Ceiling, kept so that a redelivery never pays the judge twice."""
+        return f"{self.prefix}:stage2:{review_key}"
+
+    def cost(self, dag_id: str) -> str:
+        """A DAG's review spend in USD."""
+        return f"{self.prefix}:cost:{dag_id}"
+
+    def charged(self, review_key: str) -> str:
+        """Marks ``review_key``'s cost as already charged to its DAG."""
+        return f"{self.prefix}:charged:{review_key}"
+
+    def verdict(self, digest: str) -> str:
+        """A cached model verdict, by the content hash of its task."""
+        return f"{self.prefix}:verdict:{digest}"
+
+    def rate_bucket(self, model: str) -> str:
+        """The fleet-wide token bucket of one model."""
+        return f"{self.prefix}:ratelimit:{model}"

@@ -1,0 +1,1 @@
+"""Observability: OpenTelemetry setup, the spans a review makes, metrics, Prometheus."""

@@ -1,0 +1,1 @@
+"""Test doubles shipped as code: a scripted judge and a local Messages API server."""
