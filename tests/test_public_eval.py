@@ -1,0 +1,113 @@
+"""The public-data harness: held-out filter, labelled cases, mutations, report figures."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from bench import public_eval
+from bench.public import LOADERS, Expect, is_held_out, load
+from bench.public.case import Loaded
+from bench.public.py_mutations import OPERATORS as PY_OPERATORS
+from bench.public.py_mutations import PyDefect, compiles
+from bench.public.sql_mutations import OPERATORS as SQL_OPERATORS
+from bench.public.sql_mutations import SqlDefect, parse_statement
+from schemas.request import ReviewRequest
+from tests.infrastructure import unavailable
+
+SMALL = 4
+
+_cache: dict[str, Loaded] = {}
+
+
+def _loaded(name: str) -> Loaded:
+    if name not in _cache:
+        _cache[name] = load(name, SMALL)
+    loaded = _cache[name]
+    if loaded.unavailable:
+        unavailable(f"{name} data: {loaded.unavailable}")
+    return loaded
+
+
+def test_held_out_rule_is_the_sha256_quarter() -> None:
+    # sha256("humaneval:HumanEval/1") starts with 0-3, sha256("humaneval:HumanEval/0") with 6.
+    assert is_held_out("humaneval", "HumanEval/1")
+    assert not is_held_out("humaneval", "HumanEval/0")
+    share = sum(is_held_out("x", str(i)) for i in range(4000)) / 4000
+    assert 0.22 < share < 0.28
+
+
+@pytest.mark.parametrize("name", list(LOADERS))
+def test_every_source_yields_valid_labelled_cases_none_held_out(name: str) -> None:
+    loaded = _loaded(name)
+    assert loaded.cases
+    assert loaded.held_out >= 0
+    for case in loaded.cases:
+        assert case.benchmark == name
+        assert not is_held_out(name, case.id), case.id
+        assert case.label
+        ReviewRequest.model_validate_json(json.dumps(case.request))
+        line = json.loads(case.to_line())
+        assert line["expect"] in {e.value for e in Expect}
+        assert line["request"] == case.request
+
+
+def test_a_known_held_out_task_is_never_built() -> None:
+    loaded = _loaded("humaneval")
+    ids = {case.id for case in loaded.cases}
+    assert "HumanEval/0" in ids
+    assert "HumanEval/1" not in ids
+    assert loaded.held_out >= 1
+
+
+def test_halueval_gives_a_right_and_a_hallucinated_case_with_sources() -> None:
+    loaded = _loaded("halueval-qa")
+    assert "6" not in {case.id for case in loaded.cases}  # line 6 is held out
+    by_id: dict[str, set[str]] = {}
+    for case in loaded.cases:
+        by_id.setdefault(case.id, set()).add(case.expect.value)
+        assert case.request["sources"] and case.request["task"]
+    assert all(expects == {"accept", "reject"} for expects in by_id.values())
+
+
+SOLUTION_PROMPT = 'import math\n\n\ndef area(r: float) -> float:\n    """Area of a circle."""\n'
+SOLUTION = "    squared = r * r\n    return math.pi * squared\n"
+
+
+def test_python_mutations_make_the_defect_they_name() -> None:
+    made = {d: op(SOLUTION_PROMPT, SOLUTION, "area", 0) for d, op in PY_OPERATORS.items()}
+    assert compiles(SOLUTION_PROMPT + SOLUTION)
+    assert not compiles(made[PyDefect.TRUNCATED] or "")
+    assert not compiles(made[PyDefect.RETURN_OUTSIDE_FUNCTION] or "")
+    assert (made[PyDefect.STUB] or "").rstrip().endswith("pass")
+    assert "squareds" in (made[PyDefect.UNBOUND_NAME] or "")
+    hallucinated = made[PyDefect.HALLUCINATED_API] or ""
+    assert "json.parse(" in hallucinated and compiles(hallucinated)
+
+
+def test_sql_mutations_make_the_defect_they_name() -> None:
+    sql = "SELECT a.x, b.y FROM a JOIN b ON a.id = b.id WHERE a.x = 1"
+    tree = parse_statement(sql)
+    assert tree is not None
+    made = {d: op(sql, tree) for d, op in SQL_OPERATORS.items()}
+    assert made[SqlDefect.TRUNCATED] == "SELECT a.x, b.y FROM a JOIN b ON a.id = b.id WHERE"
+    assert "a.x > 5 AND a.x < 4" in (made[SqlDefect.CONTRADICTORY_RANGE] or "")
+    assert "JOIN b AS a" in (made[SqlDefect.DUPLICATE_ALIAS] or "")
+    assert (made[SqlDefect.GROUP_BY_ORDINAL] or "").endswith("GROUP BY 3")
+
+
+def test_report_json_has_the_figures_and_no_content(tmp_path: Path) -> None:
+    _loaded("humaneval")
+    out = tmp_path / "public_eval.json"
+    assert public_eval.main(["--per-source", "2", "--sources", "humaneval", "--out", str(out)]) == 0
+    figures = json.loads(out.read_text())
+    bench = figures["benchmarks"]["humaneval"]
+    for key in ("n", "recall", "floor_share", "false_reject", "errors", "p50_ms", "p95_ms"):
+        assert key in bench and key in figures["overall"]
+    assert bench["n"] > 2 and bench["errors"] == 0
+    assert set(bench["confusion"]) >= {"good", "stub", "truncated"}
+    assert "pyflakes" in bench["peers"]
+    assert {"false_reject", "miss"} <= set(bench["causes"])
+    assert "has_close_elements" not in out.read_text()
