@@ -14,8 +14,8 @@ from typing import Any
 import redis
 from celery import Celery
 
+from workers.connections import redis_client
 from workers.fleet.app import celery_config
-from workers.fleet.deps import redis_client
 from workers.fleet.queues import Queue
 from workers.local.launcher import worker_command
 from workers.settings import Settings

@@ -17,7 +17,8 @@ import redis
 from schemas.request import ReviewRequest
 from workers.fleet.queues import Queue
 from workers.intake import request_from_obj
-from workers.local.launcher import DEFAULT_CONCURRENCY, LocalFleet, PrivateRedis
+from workers.local.launcher import DEFAULT_CONCURRENCY, LocalFleet
+from workers.local.redis_server import PrivateRedis
 from workers.settings import Settings
 
 RESULTS_DIR = Path(__file__).parent / "results"

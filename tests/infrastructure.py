@@ -7,7 +7,7 @@ import shutil
 
 import pytest
 
-from workers.local.launcher import redis_answers
+from workers.local.redis_server import redis_answers
 
 #: Time limits for test fleets: faults recover in seconds, not the production minutes.
 #: They still nest (``Settings`` checks): judge calls < soft < hard < visibility timeout.

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from workers.errors import ConfigurationError
-from workers.settings import STAGE2_JUDGE_CALLS, Settings
+from workers.settings import STAGE2_JUDGE_CALLS, Settings, load_settings
 
 
 def test_the_defaults_nest() -> None:
@@ -40,7 +40,8 @@ def test_settings_come_from_windags_environment_variables(
 ) -> None:
     monkeypatch.setenv("WINDAGS_KEY_PREFIX", "ops")
     monkeypatch.setenv("WINDAGS_DAG_BUDGET_USD", "2.5")
-    settings = Settings()
+    settings = load_settings()
+    assert type(settings) is Settings
     assert (settings.key_prefix, settings.dag_budget_usd) == ("ops", 2.5)
     assert settings.keys.results("d1") == "ops:results:d1"
 
@@ -55,3 +56,11 @@ def test_a_workers_environment_gives_the_settings_it_will_read() -> None:
     settings = Settings.from_environment(env, redis_url="redis://127.0.0.1:6390/0")
     assert (settings.key_prefix, settings.max_task_tries) == ("fleet-a", 5)
     assert settings.redis_url == "redis://127.0.0.1:6390/0"
+
+
+def test_explicit_settings_never_read_the_environment(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("WINDAGS_MAX_REQUEST_BYTES", "abc")
+    monkeypatch.setenv("WINDAGS_KEY_PREFIX", "from-env")
+    assert Settings(redis_url="redis://127.0.0.1:1/0").key_prefix == "windags"
+    with pytest.raises(ConfigurationError, match=r"^WINDAGS_MAX_REQUEST_BYTES: "):
+        load_settings()

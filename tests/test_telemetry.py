@@ -23,7 +23,7 @@ from workers.errors import JudgeRetryableError
 from workers.evaluate import decide_escalation, finalize, run_stage1
 from workers.intake import decode_request
 from workers.judges.ceiling import run_ceiling
-from workers.observe import spans, telemetry
+from workers.observe import spans, telemetry, tracecontext
 from workers.observe.metrics import CASCADE_WINDOW, EscalationMonitor
 from workers.observe.traced_judge import TracedJudge
 from workers.settings import Settings
@@ -96,7 +96,7 @@ def test_disabled_telemetry_installs_nothing_and_every_helper_still_works() -> N
     with spans.stage_span("stage1") as opened:
         assert not opened.is_recording()
         spans.note_stage1(request, report)
-        assert telemetry.traceparent() is None
+        assert tracecontext.traceparent() is None
     judge = ScriptedJudge([_verdict()])
     assert run_ceiling(request, report, judge).stage2.model == "claude-sonnet-4-5"
     telemetry.shutdown()  # nothing to shut down: harmless
@@ -213,12 +213,12 @@ def test_traceparent_names_the_current_span_and_a_subscriber_can_continue_it(
     captured: Captured,
 ) -> None:
     with spans.span("windags.stage2") as opened:
-        value = telemetry.traceparent()
+        value = tracecontext.traceparent()
     assert value is not None
     context = opened.get_span_context()
-    assert telemetry.trace_id_of(value) == f"{context.trace_id:032x}"
+    assert tracecontext.trace_id_of(value) == f"{context.trace_id:032x}"
     tracer = telemetry.current().tracer
-    with tracer.start_as_current_span("dag-node.handle", context=telemetry.context_of(value)):
+    with tracer.start_as_current_span("dag-node.handle", context=tracecontext.context_of(value)):
         pass
     child = captured.finished()["dag-node.handle"]
     assert child.context.trace_id == context.trace_id
@@ -230,7 +230,7 @@ def test_traceparent_names_the_current_span_and_a_subscriber_can_continue_it(
     [None, "", "garbage", "00-" + "0" * 32 + "-" + "1" * 16 + "-01", "00-abc-def-01"],
 )
 def test_trace_id_of_refuses_what_is_not_a_valid_traceparent(value: str | None) -> None:
-    assert telemetry.trace_id_of(value) is None
+    assert tracecontext.trace_id_of(value) is None
 
 
 def test_queue_depth_and_cascade_gauges_are_observed(captured: Captured) -> None:

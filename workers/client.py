@@ -15,9 +15,9 @@ import redis
 from celery import Celery
 
 from schemas.request import ReviewRequest
+from workers.connections import redis_client
 from workers.errors import BrokerUnavailableError
 from workers.fleet.app import create_app
-from workers.fleet.deps import redis_client
 from workers.fleet.queues import TaskName
 from workers.intake import encode_request, request_from_obj
 from workers.observe import spans, telemetry

@@ -12,7 +12,7 @@ from enum import StrEnum
 from typing import Self
 
 from pydantic import Field, SecretStr, ValidationError, field_validator, model_validator
-from pydantic_settings import BaseSettings, SettingsConfigDict
+from pydantic_settings import BaseSettings, PydanticBaseSettingsSource, SettingsConfigDict
 
 from schemas.judging import ModelPrice
 from workers.errors import ConfigurationError
@@ -49,6 +49,18 @@ class Settings(BaseSettings):
     """Everything an operator can set. Units are in the names."""
 
     model_config = SettingsConfigDict(env_prefix=ENV_PREFIX, extra="ignore", frozen=True)
+
+    @classmethod
+    def settings_customise_sources(
+        cls,
+        settings_cls: type[BaseSettings],
+        init_settings: PydanticBaseSettingsSource,
+        env_settings: PydanticBaseSettingsSource,
+        dotenv_settings: PydanticBaseSettingsSource,
+        file_secret_settings: PydanticBaseSettingsSource,
+    ) -> tuple[PydanticBaseSettingsSource, ...]:
+        """Explicit values only: the environment is read by ``load_settings``, at boot."""
+        return (init_settings,)
 
     redis_url: str = "redis://127.0.0.1:6379/0"
     """Broker, streams and ledger."""
@@ -150,7 +162,7 @@ class Settings(BaseSettings):
             for key, value in env.items()
             if key.startswith(ENV_PREFIX)
         }
-        return cls.model_validate({**values, "redis_url": redis_url})
+        return cls(**{**values, "redis_url": redis_url})
 
     @property
     def worst_judge_call_s(self) -> float:
@@ -173,14 +185,31 @@ class Settings(BaseSettings):
         return Keys(self.key_prefix)
 
 
+class _FromEnvironment(Settings):
+    """``Settings`` that read ``WINDAGS_*`` variables (pydantic-settings parses them)."""
+
+    @classmethod
+    def settings_customise_sources(
+        cls,
+        settings_cls: type[BaseSettings],
+        init_settings: PydanticBaseSettingsSource,
+        env_settings: PydanticBaseSettingsSource,
+        dotenv_settings: PydanticBaseSettingsSource,
+        file_secret_settings: PydanticBaseSettingsSource,
+    ) -> tuple[PydanticBaseSettingsSource, ...]:
+        """Explicit values first, then the environment."""
+        return (init_settings, env_settings)
+
+
 def load_settings() -> Settings:
-    """Settings from the environment, read once at boot.
+    """Settings from the environment, read once at boot (never at import).
 
     Raises:
         ConfigurationError: one line naming the first bad variable and what is wrong.
     """
     try:
-        return Settings()
+        read = _FromEnvironment()
+        return Settings(**{name: getattr(read, name) for name in Settings.model_fields})
     except ValidationError as exc:
         first = exc.errors(include_url=False)[0]
         field = ".".join(str(part) for part in first["loc"])

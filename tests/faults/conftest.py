@@ -20,7 +20,8 @@ from tests.faults.support import (
 )
 from tests.infrastructure import require_redis
 from workers.client import ReviewClient
-from workers.local.launcher import LocalFleet, PrivateRedis
+from workers.local.launcher import LocalFleet
+from workers.local.redis_server import PrivateRedis
 from workers.settings import Settings
 
 FAULTS_REDIS_URL = os.environ.get("WINDAGS_FAULTS_REDIS_URL", "redis://127.0.0.1:6379/10")

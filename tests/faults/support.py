@@ -18,7 +18,7 @@ import redis
 from schemas.result import ReviewError, ReviewResult
 from tests.infrastructure import require_redis_server
 from workers.fleet.queues import Queue
-from workers.local.launcher import PrivateRedis
+from workers.local.redis_server import PrivateRedis
 from workers.results.stream import read_all
 from workers.settings import Settings
 from workers.testing.messages_api import server as ms
@@ -189,7 +189,7 @@ def record(name: str, figures: dict[str, Any]) -> None:
 POISON_HOLD_S = 60.0
 
 
-class _FaultHandler(ms._Handler):
+class _FaultHandler(ms.MessagesHandler):
     """The stock handler, plus per-model latency and the poison hook.
 
     A request to a model in ``poison_models`` that carries ``POISON_MARKER`` is reported
@@ -217,7 +217,7 @@ class _FaultHandler(ms._Handler):
         super()._answer(exchange, body)
 
 
-class _FaultServerImpl(ms._Server):
+class _FaultServerImpl(ms.MessagesServer):
     def __init__(self, addr: tuple[str, int], api_key: str, latency_s: float) -> None:
         super().__init__(addr, api_key, latency_s)
         self.RequestHandlerClass = _FaultHandler

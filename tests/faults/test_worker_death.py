@@ -25,7 +25,8 @@ from tests.faults.support import (
 )
 from workers.client import ReviewClient
 from workers.fleet.queues import Queue
-from workers.local.launcher import LocalFleet, PrivateRedis
+from workers.local.launcher import LocalFleet
+from workers.local.redis_server import PrivateRedis
 
 pytestmark = [pytest.mark.integration, pytest.mark.slow]
 

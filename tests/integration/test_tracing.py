@@ -40,7 +40,8 @@ from tests.infrastructure import SHORT_LIMITS, require_redis
 from tests.integration.support import fresh_dag, sample, wait_until
 from workers.client import ReviewClient
 from workers.fleet.queues import Queue
-from workers.local.launcher import DEFAULT_CONCURRENCY, LocalFleet, free_port
+from workers.local.launcher import DEFAULT_CONCURRENCY, LocalFleet
+from workers.local.redis_server import free_port
 from workers.observe import telemetry
 from workers.results.stream import StreamEntry, read_all
 from workers.settings import Settings

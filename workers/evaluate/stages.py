@@ -22,6 +22,7 @@ from schemas.result import (
     WallResolution,
     WallResult,
 )
+from schemas.stages import IssueCode
 from workers.evaluate.confidence import aggregate_confidence
 from workers.evaluate.findings import Finding
 from workers.evaluate.floor import check_floor
@@ -78,7 +79,7 @@ def run_stage1(request: ReviewRequest, *, wall_judge: WallJudge | None = None) -
     else:
         if wall_judge is not None:
             judgement = wall_judge(request)
-        scores = score_wall(request.output)
+        scores = score_wall(request.output, task=request.task, contract=request.contract)
         wall_scores = dict(scores.scores)
         for dimension, verdict in judgement.scores.items():
             if dimension in wall_scores:
@@ -109,7 +110,7 @@ def run_stage1(request: ReviewRequest, *, wall_judge: WallJudge | None = None) -
 def _judge_unavailable(error: str) -> WallIssue:
     return WallIssue(
         dimension=Dimension.GROUNDING,
-        code="JudgeIndeterminate",
+        code=IssueCode.JUDGE_INDETERMINATE,
         message=f"the wall judge failed; deterministic checks only: {error}"[:500],
         fix="",
     )

@@ -11,6 +11,7 @@ from dataclasses import dataclass
 import redis
 
 from schemas.judging import JudgeTier
+from workers.connections import redis_client
 from workers.evaluate.stages import WallJudge
 from workers.fleet.tries import TryCounter
 from workers.judges.base import Judge
@@ -44,20 +45,6 @@ class Deps:
     def keys(self) -> Keys:
         """Every Redis key of this deployment."""
         return self.settings.keys
-
-
-def redis_client(settings: Settings, *, max_connections: int = 64) -> redis.Redis:
-    """A client with a blocking pool: threads wait for a connection instead of failing."""
-    pool = redis.BlockingConnectionPool.from_url(
-        settings.redis_url,
-        max_connections=max_connections,
-        timeout=10,
-        socket_timeout=10,
-        socket_connect_timeout=5,
-        health_check_interval=25,
-        retry_on_timeout=True,
-    )
-    return redis.Redis(connection_pool=pool)
 
 
 def build_deps(settings: Settings, *, judge: Judge | None = None) -> Deps:

@@ -22,7 +22,7 @@ from workers.fleet.deps import Deps, build_deps
 from workers.fleet.handlers import handle_malformed, handle_router, handle_stage1, handle_stage2
 from workers.fleet.outcome import Hop, Outcome, RetryLater
 from workers.fleet.queues import Queue, TaskName
-from workers.observe import spans, telemetry
+from workers.observe import spans, telemetry, tracecontext
 from workers.settings import Settings
 
 _deps: dict[int, Deps] = {}
@@ -89,7 +89,7 @@ def _run(task: Task, stage: Queue, args: tuple[Any, ...], kwargs: dict[str, Any]
     """Call the stage's handler inside its span, then follow the outcome."""
     deps = deps_of(task.app)
     with spans.stage_span(stage.value) as opened:
-        outcome = _handle(stage, args, kwargs, deps, telemetry.traceparent())
+        outcome = _handle(stage, args, kwargs, deps, tracecontext.traceparent())
         if isinstance(outcome, Hop):
             spans.set_outcome(opened, f"hop:{outcome.task.value}")
         else:

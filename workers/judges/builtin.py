@@ -12,7 +12,7 @@ from schemas.quality import Dimension
 from schemas.request import NodeOutput
 from workers.evaluate.findings import Finding
 from workers.evaluate.wall import score_wall
-from workers.judges import measures
+from workers.judges import coverage, measures
 
 MODEL = "builtin-v1"
 INJECTION_PENALTY = 0.3
@@ -38,9 +38,9 @@ class BuiltinJudge:
         }
         measured = {
             Dimension.CORRECTNESS: measures.correctness(output),
-            Dimension.COMPLETENESS: measures.completeness(output, task),
+            Dimension.COMPLETENESS: coverage.completeness(output, task),
             Dimension.CLARITY: measures.clarity(output),
-            Dimension.RELEVANCE: measures.relevance(output, task),
+            Dimension.RELEVANCE: coverage.relevance(output, task),
         }
         attempts = measures.injection_attempts(output.content)
         for dimension, (score, notes) in measured.items():

@@ -26,15 +26,12 @@ from __future__ import annotations
 
 import logging
 import os
-import re
-import sys
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from opentelemetry import metrics, trace
-from opentelemetry.context import Context
-from opentelemetry.trace.propagation.tracecontext import TraceContextTextMapPropagator
 
+from workers.observe import exporters
 from workers.observe.metrics import Instruments, QueueDepths
 from workers.observe.prometheus import MetricsEndpoint
 from workers.settings import Settings
@@ -50,9 +47,6 @@ log = logging.getLogger("windags.telemetry")
 
 SCOPE = "windags.evaluator"
 """Instrumentation scope of every span and metric this package makes."""
-
-_PROPAGATOR = TraceContextTextMapPropagator()
-_TRACEPARENT = re.compile(r"^[0-9a-f]{2}-([0-9a-f]{32})-[0-9a-f]{16}-[0-9a-f]{2}$")
 
 
 @dataclass
@@ -144,12 +138,12 @@ def setup(
     if span_exporter is not None:
         tracer_provider.add_span_processor(SimpleSpanProcessor(span_exporter))
     elif tracing:
-        tracer_provider.add_span_processor(BatchSpanProcessor(_span_exporter(settings)))
+        tracer_provider.add_span_processor(BatchSpanProcessor(exporters.span_exporter(settings)))
     readers: list[MetricReader] = []
     if metric_reader is not None:
         readers.append(metric_reader)
     elif tracing:
-        readers.append(_metric_reader(settings))
+        readers.append(exporters.metric_reader(settings))
     endpoint = None
     if scraped and settings.prometheus_port is not None:
         endpoint = MetricsEndpoint(settings.prometheus_port)
@@ -210,39 +204,6 @@ def force_flush() -> None:
         state.meter_provider.force_flush()
 
 
-def _otlp_url(endpoint: str, signal: str) -> str:
-    return f"{endpoint.rstrip('/')}/v1/{signal}"
-
-
-def _span_exporter(settings: Settings) -> SpanExporter:
-    if settings.otel_endpoint:
-        from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter
-
-        return OTLPSpanExporter(endpoint=_otlp_url(settings.otel_endpoint, "traces"))
-    from opentelemetry.sdk.trace.export import ConsoleSpanExporter
-
-    # Celery replaces sys.stdout with a logging proxy; the real stdout keeps the JSON whole.
-    return ConsoleSpanExporter(out=sys.__stdout__ or sys.stdout)
-
-
-def _metric_reader(settings: Settings) -> MetricReader:
-    from opentelemetry.sdk.metrics.export import (
-        ConsoleMetricExporter,
-        MetricExporter,
-        PeriodicExportingMetricReader,
-    )
-
-    exporter: MetricExporter
-    if settings.otel_endpoint:
-        from opentelemetry.exporter.otlp.proto.http.metric_exporter import OTLPMetricExporter
-
-        exporter = OTLPMetricExporter(endpoint=_otlp_url(settings.otel_endpoint, "metrics"))
-    else:
-        exporter = ConsoleMetricExporter(out=sys.__stdout__ or sys.stdout)
-    # The interval comes from OTEL_METRIC_EXPORT_INTERVAL (default 60 s).
-    return PeriodicExportingMetricReader(exporter)
-
-
 def _celery_instrumentor() -> Any:
     """The process-wide instrumentor (a singleton); contrib ships it without type hints."""
     from opentelemetry.instrumentation.celery import CeleryInstrumentor
@@ -256,30 +217,3 @@ def _instrument_celery(tracer_provider: TracerProvider, meter_provider: MeterPro
         return False
     instrumentor.instrument(tracer_provider=tracer_provider, meter_provider=meter_provider)
     return True
-
-
-# --- trace context across the stream hop ---------------------------------------------------
-
-
-def traceparent() -> str | None:
-    """The W3C ``traceparent`` of the current span, or None when nothing is traced."""
-    carrier: dict[str, str] = {}
-    _PROPAGATOR.inject(carrier)
-    return carrier.get("traceparent")
-
-
-def trace_id_of(value: str | None) -> str | None:
-    """The hex trace id inside a ``traceparent``; None for a missing or invalid one."""
-    match = _TRACEPARENT.match(value or "")
-    if match is None or set(match.group(1)) == {"0"}:
-        return None
-    return match.group(1)
-
-
-def context_of(value: str | None) -> Context:
-    """A context whose parent is the span a ``traceparent`` names, for a subscriber.
-
-    ``tracer.start_as_current_span("handle", context=context_of(delivery.traceparent))``
-    continues the review's trace in the DAG node.
-    """
-    return _PROPAGATOR.extract({"traceparent": value} if value else {})

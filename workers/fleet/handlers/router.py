@@ -10,7 +10,7 @@ from workers.fleet.guard import Job, guarded
 from workers.fleet.outcome import Hop, Outcome
 from workers.fleet.publish import publish
 from workers.fleet.queues import Queue, TaskName
-from workers.observe import spans, telemetry
+from workers.observe import spans, tracecontext
 
 
 def handle_router(
@@ -38,7 +38,7 @@ def handle_router(
         if escalation.escalate:
             routed = RoutedReview(report=report, escalation=escalation)
             return Hop(TaskName.STAGE2, (identity_json, request_json, routed.model_dump_json()))
-        trace_id = telemetry.trace_id_of(traceparent)
+        trace_id = tracecontext.trace_id_of(traceparent)
         result = finalize(request, report, escalation, None, trace_id=trace_id)
         publish(result, deps, traceparent=traceparent)
         return None

@@ -13,7 +13,7 @@ from workers.fleet.guard import Job, guarded
 from workers.fleet.outcome import CLAIM_WAIT, Outcome
 from workers.fleet.publish import publish
 from workers.fleet.queues import Queue
-from workers.observe import spans, telemetry
+from workers.observe import spans, tracecontext
 
 
 def handle_stage2(
@@ -38,7 +38,7 @@ def handle_stage2(
         if stage2 is None:
             return CLAIM_WAIT
         spans.note_stage2(request, stage2)
-        trace_id = telemetry.trace_id_of(traceparent)
+        trace_id = tracecontext.trace_id_of(traceparent)
         result = finalize(request, routed.report, routed.escalation, stage2, trace_id=trace_id)
         publish(result, deps, traceparent=traceparent)
         return None
