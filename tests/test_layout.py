@@ -1,0 +1,155 @@
+"""The tree keeps its shape: small shell modules, keys spelled once, settings read at boot."""
+
+from __future__ import annotations
+
+import ast
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+WORKERS = ROOT / "workers"
+CLI = [sys.executable, "-c", "import sys; from workers.local.cli import main; sys.exit(main())"]
+#: An f-string that puts a deployment prefix in front of a key family: ``{prefix}:...``.
+PREFIXED_KEY = re.compile(r"\{[^{}]*prefix[^{}]*\}:")
+
+
+def _shell_modules() -> list[Path]:
+    return [p for p in WORKERS.rglob("*.py") if "evaluate" not in p.relative_to(WORKERS).parts]
+
+
+def test_every_redis_key_is_built_in_workers_keys() -> None:
+    offenders = [
+        f"{path.relative_to(ROOT)}:{number}"
+        for path in [*WORKERS.rglob("*.py"), *(ROOT / "bench").rglob("*.py")]
+        if path != WORKERS / "keys.py"
+        for number, line in enumerate(path.read_text().splitlines(), 1)
+        if PREFIXED_KEY.search(line)
+    ]
+    assert offenders == []
+
+
+def test_the_key_check_would_notice_a_key_spelled_elsewhere() -> None:
+    assert PREFIXED_KEY.search('key = f"{self._prefix}:claim:{review_key}"')
+    assert PREFIXED_KEY.search('f"{settings.key_prefix}:results:{dag}"')
+    assert not PREFIXED_KEY.search('f"{dag}:{node}:{attempt}"')
+
+
+def test_no_shell_module_is_over_250_lines_and_each_stage_handler_under_120() -> None:
+    sizes = {p.relative_to(ROOT): len(p.read_text().splitlines()) for p in _shell_modules()}
+    assert {p: n for p, n in sizes.items() if n > 250} == {}
+    handlers = {p: n for p, n in sizes.items() if p.parent.name == "handlers"}
+    assert len(handlers) >= 4
+    assert {p: n for p, n in handlers.items() if n >= 120} == {}
+
+
+def _imports(path: Path) -> set[str]:
+    found: set[str] = set()
+    for node in ast.walk(ast.parse(path.read_text())):
+        if isinstance(node, ast.Import):
+            found.update(a.name for a in node.names)
+        elif isinstance(node, ast.ImportFrom) and node.module:
+            found.add(node.module)
+            found.update(f"{node.module}.{a.name}" for a in node.names)
+    return found
+
+
+@pytest.mark.parametrize(
+    ("package", "forbidden"),
+    [
+        ("judges", ("workers.fleet", "workers.results", "workers.observe", "workers.local")),
+        ("results", ("workers.fleet", "workers.local")),
+        ("observe", ("workers.fleet", "workers.local")),
+        ("fleet", ("workers.local",)),
+    ],
+)
+def test_imports_point_one_way(package: str, forbidden: tuple[str, ...]) -> None:
+    bad = {
+        f"{path.relative_to(ROOT)} imports {name}"
+        for path in (WORKERS / package).rglob("*.py")
+        for name in _imports(path)
+        if name.startswith(forbidden)
+    }
+    assert bad == set()
+
+
+def test_nothing_outside_the_local_tools_imports_them() -> None:
+    bad = {
+        f"{path.relative_to(ROOT)} imports {name}"
+        for path in WORKERS.rglob("*.py")
+        if "local" not in path.relative_to(WORKERS).parts
+        for name in _imports(path)
+        if name.startswith("workers.local")
+    }
+    assert bad == set()
+
+
+def _env(**changes: str) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if "WINDAGS" not in k and "ANTHROPIC" not in k}
+    return {**env, **changes}
+
+
+def test_importing_the_client_reads_no_settings() -> None:
+    probe = (
+        "from workers.client import ReviewClient\n"
+        "from workers.fleet import worker, tasks\n"
+        "from workers.settings import Settings\n"
+        "print(Settings.from_environment({}, redis_url='redis://127.0.0.1:1/0').key_prefix)"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", probe],
+        cwd=ROOT,
+        env=_env(WINDAGS_MAX_REQUEST_BYTES="abc"),
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "windags"
+
+
+@pytest.mark.parametrize(
+    "command",
+    [["review", "-"], ["demo"], ["fleet"], ["submit", "-"], ["watch", "some-dag"]],
+)
+@pytest.mark.parametrize(
+    ("variable", "value"),
+    [("WINDAGS_MAX_REQUEST_BYTES", "abc"), ("WINDAGS_REDIS_URL", "not-a-url")],
+)
+def test_a_bad_setting_is_one_line_naming_the_variable_and_exit_2(
+    command: list[str], variable: str, value: str
+) -> None:
+    done = subprocess.run(
+        [*CLI, *command],
+        cwd=ROOT,
+        env=_env(**{variable: value}),
+        input="{}",
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    assert done.returncode == 2, done.stderr
+    lines = done.stderr.strip().splitlines()
+    assert len(lines) == 1, done.stderr
+    assert variable in lines[0]
+
+
+def test_a_worker_with_a_bad_setting_stops_at_boot_with_one_line() -> None:
+    done = subprocess.run(
+        [sys.executable, "-m", "celery", "-A", "workers.fleet.worker", "worker", "-Q", "stage1"],
+        cwd=ROOT,
+        env=_env(WINDAGS_STAGE1_SOFT_LIMIT_S="999"),
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    assert done.returncode == 2, done.stderr
+    assert "soft limit" in done.stderr
+    assert "Traceback" not in done.stderr

@@ -1,0 +1,95 @@
+"""A Redis for a local fleet: one that answers already, or a throwaway redis-server."""
+
+from __future__ import annotations
+
+import shutil
+import signal
+import socket
+import subprocess
+import tempfile
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import redis
+
+from workers.errors import FleetError
+
+
+def redis_answers(url: str, timeout_s: float = 1.0) -> bool:
+    """Whether a Redis answers PING at ``url``."""
+    client = redis.Redis.from_url(url, socket_connect_timeout=timeout_s, socket_timeout=timeout_s)
+    try:
+        return bool(client.ping())
+    except (redis.RedisError, OSError):
+        return False
+    finally:
+        client.close()
+
+
+def free_port() -> int:
+    """A TCP port nothing listens on right now."""
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+@dataclass
+class PrivateRedis:
+    """A throwaway redis-server on a free port, stopped on exit."""
+
+    port: int = field(default_factory=free_port)
+    appendonly: bool = False
+    directory: Path = field(default_factory=lambda: Path(tempfile.mkdtemp(prefix="windags-redis-")))
+    process: subprocess.Popen[bytes] | None = None
+
+    @property
+    def url(self) -> str:
+        """Where it listens."""
+        return f"redis://127.0.0.1:{self.port}/0"
+
+    def start(self) -> PrivateRedis:
+        """Start it and wait until it answers."""
+        binary = shutil.which("redis-server")
+        if binary is None:
+            raise FleetError("redis-server is not on PATH")
+        self.process = subprocess.Popen(
+            [
+                binary,
+                "--port",
+                str(self.port),
+                "--bind",
+                "127.0.0.1",
+                "--save",
+                "",
+                "--appendonly",
+                "yes" if self.appendonly else "no",
+                "--appendfsync",
+                "everysec",
+                "--dir",
+                str(self.directory),
+                "--maxmemory-policy",
+                "noeviction",
+            ],
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
+        _wait_for(lambda: redis_answers(self.url, 0.2), 10.0, "private redis-server did not start")
+        return self
+
+    def stop(self, *, kill: bool = False) -> None:
+        """Stop it (SIGKILL when ``kill``)."""
+        if self.process is not None and self.process.poll() is None:
+            self.process.send_signal(signal.SIGKILL if kill else signal.SIGTERM)
+            self.process.wait(timeout=20)
+        self.process = None
+
+
+def _wait_for(check: Callable[[], bool], timeout_s: float, message: str) -> None:
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        if check():
+            return
+        time.sleep(0.1)
+    raise FleetError(message)
