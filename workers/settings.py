@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from enum import StrEnum
-from typing import Self
+from typing import ClassVar, Self
 
 from pydantic import Field, SecretStr, ValidationError, field_validator, model_validator
 from pydantic_settings import BaseSettings, PydanticBaseSettingsSource, SettingsConfigDict
@@ -50,6 +50,9 @@ class Settings(BaseSettings):
 
     model_config = SettingsConfigDict(env_prefix=ENV_PREFIX, extra="ignore", frozen=True)
 
+    #: Whether construction reads ``WINDAGS_*`` variables: only ``load_settings`` does.
+    _reads_environment: ClassVar[bool] = False
+
     @classmethod
     def settings_customise_sources(
         cls,
@@ -59,8 +62,8 @@ class Settings(BaseSettings):
         dotenv_settings: PydanticBaseSettingsSource,
         file_secret_settings: PydanticBaseSettingsSource,
     ) -> tuple[PydanticBaseSettingsSource, ...]:
-        """Explicit values only: the environment is read by ``load_settings``, at boot."""
-        return (init_settings,)
+        """Explicit values, and the environment only when read at boot."""
+        return (init_settings, env_settings) if cls._reads_environment else (init_settings,)
 
     redis_url: str = "redis://127.0.0.1:6379/0"
     """Broker, streams and ledger."""
@@ -162,7 +165,7 @@ class Settings(BaseSettings):
             for key, value in env.items()
             if key.startswith(ENV_PREFIX)
         }
-        return cls(**{**values, "redis_url": redis_url})
+        return cls.model_validate({**values, "redis_url": redis_url})
 
     @property
     def worst_judge_call_s(self) -> float:
@@ -188,17 +191,7 @@ class Settings(BaseSettings):
 class _FromEnvironment(Settings):
     """``Settings`` that read ``WINDAGS_*`` variables (pydantic-settings parses them)."""
 
-    @classmethod
-    def settings_customise_sources(
-        cls,
-        settings_cls: type[BaseSettings],
-        init_settings: PydanticBaseSettingsSource,
-        env_settings: PydanticBaseSettingsSource,
-        dotenv_settings: PydanticBaseSettingsSource,
-        file_secret_settings: PydanticBaseSettingsSource,
-    ) -> tuple[PydanticBaseSettingsSource, ...]:
-        """Explicit values first, then the environment."""
-        return (init_settings, env_settings)
+    _reads_environment = True
 
 
 def load_settings() -> Settings:

@@ -4,7 +4,9 @@ from __future__ import annotations
 
 from typing import Protocol, runtime_checkable
 
-from schemas.judging import JudgeTask, JudgeVerdict
+from schemas.judging import JudgeTask, JudgeTier, JudgeVerdict
+from schemas.quality import Dimension
+from schemas.request import ReviewRequest
 
 
 @runtime_checkable
@@ -19,3 +21,17 @@ class Judge(Protocol):
     def evaluate(self, task: JudgeTask) -> JudgeVerdict:
         """Score ``task.dimensions`` of ``task.output``."""
         ...
+
+
+def task_for(
+    request: ReviewRequest, tier: JudgeTier, dimensions: tuple[Dimension, ...]
+) -> JudgeTask:
+    """The judging task of ``request``: its output and everything the node was given."""
+    return JudgeTask(
+        tier=tier,
+        dimensions=dimensions,
+        output=request.output,
+        task=request.task,
+        contract=request.contract,
+        sources=request.sources,
+    )

@@ -16,19 +16,13 @@ from schemas.result import BiasCheck, CeilingStatus, Stage2Result
 from workers.errors import JudgeError
 from workers.evaluate.bias import position_check
 from workers.evaluate.stages import apply_ceiling, indeterminate_ceiling
-from workers.judges.base import Judge
+from workers.judges.base import Judge, task_for
 
 
 def run_ceiling(request: ReviewRequest, report: Stage1Report, judge: Judge) -> Stage2Report:
     """Score every Ceiling dimension in one structured call, then the pairwise check."""
     started = time.perf_counter()
-    task = JudgeTask(
-        tier=JudgeTier.CEILING,
-        dimensions=CEILING_DIMENSIONS,
-        output=request.output,
-        task=request.task,
-        contract=request.contract,
-    )
+    task = task_for(request, JudgeTier.CEILING, CEILING_DIMENSIONS)
     try:
         verdict = judge.evaluate(task)
     except JudgeError as exc:

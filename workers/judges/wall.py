@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-from schemas.judging import JudgeTask, JudgeTier
+from schemas.judging import JudgeTier
 from schemas.quality import WALL_DIMENSIONS
 from schemas.request import ReviewRequest
 from workers.errors import JudgeError
 from workers.evaluate.stages import WallJudge, WallJudgement
-from workers.judges.base import Judge
+from workers.judges.base import Judge, task_for
 from workers.judges.builtin import BuiltinJudge
 
 
@@ -15,13 +15,7 @@ def model_wall_judge(judge: Judge) -> WallJudge:
     """A ``WallJudge`` that asks ``judge`` (wall tier) for every Wall dimension at once."""
 
     def judge_wall(request: ReviewRequest) -> WallJudgement:
-        task = JudgeTask(
-            tier=JudgeTier.WALL,
-            dimensions=WALL_DIMENSIONS,
-            output=request.output,
-            task=request.task,
-            contract=request.contract,
-        )
+        task = task_for(request, JudgeTier.WALL, WALL_DIMENSIONS)
         try:
             verdict = judge.evaluate(task)
         except JudgeError as exc:
