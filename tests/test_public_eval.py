@@ -8,12 +8,13 @@ from pathlib import Path
 import pytest
 
 from bench import public_eval
-from bench.public import LOADERS, Expect, is_held_out, load
+from bench.public import LOADERS, Expect, is_held_out
 from bench.public.case import Loaded
+from bench.public.cpython_test import unbound_names
 from bench.public.py_mutations import OPERATORS as PY_OPERATORS
 from bench.public.py_mutations import PyDefect, compiles
 from bench.public.sql_mutations import OPERATORS as SQL_OPERATORS
-from bench.public.sql_mutations import SqlDefect, parse_statement
+from bench.public.sql_mutations import SqlDefect, parse_statement, unknown_column
 from schemas.request import ReviewRequest
 from tests.infrastructure import unavailable
 
@@ -23,8 +24,9 @@ _cache: dict[str, Loaded] = {}
 
 
 def _loaded(name: str) -> Loaded:
+    """A small sample; only missing data skips (a loader bug raises and fails)."""
     if name not in _cache:
-        _cache[name] = load(name, SMALL)
+        _cache[name] = LOADERS[name](SMALL)
     loaded = _cache[name]
     if loaded.unavailable:
         unavailable(f"{name} data: {loaded.unavailable}")
@@ -85,6 +87,22 @@ def test_python_mutations_make_the_defect_they_name() -> None:
     assert "squareds" in (made[PyDefect.UNBOUND_NAME] or "")
     hallucinated = made[PyDefect.HALLUCINATED_API] or ""
     assert "json.parse(" in hallucinated and compiles(hallucinated)
+
+
+def test_unknown_column_leaves_the_catalog_and_the_query_behind() -> None:
+    sql = "SELECT l_quantity FROM lineitem WHERE l_tax > 0"
+    tree = parse_statement(sql)
+    assert tree is not None
+    catalog = {"lineitem": {"l_quantity": "double", "l_tax": "double"}}
+    assert unknown_column(sql, tree, catalog) == "SELECT quantity FROM lineitem WHERE l_tax > 0"
+
+
+def test_accept_snippets_from_cpython_tests_are_self_contained() -> None:
+    assert unbound_names("f(x for x in L)\n") == {"f", "L"}
+    assert unbound_names("import os\nos.getcwd()\n") == set()
+    for case in _loaded("cpython-test").cases:
+        if case.expect is Expect.ACCEPT:
+            assert unbound_names(case.request["output"]["content"]) == set()
 
 
 def test_sql_mutations_make_the_defect_they_name() -> None:

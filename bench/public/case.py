@@ -9,9 +9,10 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from enum import StrEnum
-from typing import Any
+from typing import Any, TypeVar
 
 from pydantic import BaseModel, ConfigDict
 
@@ -121,3 +122,18 @@ def make_request(
 def case(benchmark: str, item_id: str, expect: Expect, label: str, request: dict[str, Any]) -> Case:
     """A labelled case (the harness validates the request when it reviews it)."""
     return Case(benchmark=benchmark, id=item_id, expect=expect, label=label, request=request)
+
+
+T = TypeVar("T")
+
+
+def interleave(streams: Iterable[Iterable[T]]) -> Iterator[T]:
+    """One item of each stream in turn, so a small sample still spans every file."""
+    live = [iter(s) for s in streams]
+    while live:
+        for stream in list(live):
+            item = next(stream, None)
+            if item is None:
+                live.remove(stream)
+            else:
+                yield item

@@ -6,25 +6,32 @@ Sources, all read from the reviewing interpreter's ``Lib/test`` at run time:
   output is a ``SyntaxError`` -> floor; one with no exception -> accept) and the constant
   code strings passed to ``_check_error`` (floor).
 - ``test_grammar.py``: code strings passed to ``check_syntax_error`` and the
-  ``INVALID_UNDERSCORE_LITERALS`` (floor); every test method, with the module's imports
-  above it so its names resolve (accept: CPython runs them).
+  ``INVALID_UNDERSCORE_LITERALS`` (floor); every test method, alone in its class, under
+  the module-level imports and definitions that bind the names it reads (accept: CPython runs them).
+
+An accept case must be self-contained: a valid snippet that reads a name bound only
+elsewhere (a doctest example using an earlier example's ``f``) is left out and counted.
 - every ``badsyntax_*.py`` file (floor).
 
 Each label is cross-checked with ``compile(code, name, "exec")``: a snippet the test
 labels a SyntaxError only under another compile mode (or vice versa) is left out and
-counted. The id is the test file name plus the case index (``test_syntax.py#12``).
+counted. Files and labels are taken round-robin so a small ``limit`` still spans them. The id is the
+test file name plus the case index (``test_syntax.py#12``).
 """
 
 from __future__ import annotations
 
 import ast
+import builtins
 import doctest
+import importlib
+import symtable
 import textwrap
 import warnings
 from collections.abc import Iterator
 from pathlib import Path
 
-from bench.public.case import GOOD, Expect, Loaded, case, make_request
+from bench.public.case import GOOD, Expect, Loaded, case, interleave, make_request
 from bench.public.cpython_stdlib import stdlib_dir
 from bench.public.heldout import is_held_out
 
@@ -42,28 +49,42 @@ def test_dir() -> Path:
 def load(limit: int | None = None) -> Loaded:
     """Labelled snippets from the sources above, file by file, at most ``limit``."""
     loaded = Loaded(BENCHMARK)
-    for file_name, snippets in _files():
-        for index, (code, expect) in enumerate(snippets):
-            item_id = f"{file_name}#{index}"
-            if is_held_out(BENCHMARK, item_id):
-                loaded.held_out += 1
-                continue
-            if limit is not None and len(loaded.cases) >= limit:
-                return loaded
-            if not _compiles_as_labelled(code, expect):
-                loaded.skip("label depends on the compile mode")
-                continue
-            label = GOOD if expect is Expect.ACCEPT else SYNTAX_ERROR
-            request = make_request(
-                benchmark=BENCHMARK,
-                item_id=item_id,
-                label=label,
-                kind="python",
-                content=code,
-                skill="python-snippet-writer",
-            )
-            loaded.cases.append(case(BENCHMARK, item_id, expect, label, request))
+    items = interleave(_streams())
+    for item_id, code, expect in items:
+        if is_held_out(BENCHMARK, item_id):
+            loaded.held_out += 1
+            continue
+        if limit is not None and len(loaded.cases) >= limit:
+            break
+        if not _compiles_as_labelled(code, expect):
+            loaded.skip("label depends on the compile mode")
+            continue
+        if expect is Expect.ACCEPT and unbound_names(code):
+            loaded.skip("valid, but reads names bound elsewhere in the test (not self-contained)")
+            continue
+        label = GOOD if expect is Expect.ACCEPT else SYNTAX_ERROR
+        request = make_request(
+            benchmark=BENCHMARK,
+            item_id=item_id,
+            label=label,
+            kind="python",
+            content=code,
+            skill="python-snippet-writer",
+        )
+        loaded.cases.append(case(BENCHMARK, item_id, expect, label, request))
     return loaded
+
+
+def _streams() -> list[list[tuple[str, str, Expect]]]:
+    """(id, code, expect) per file and label, so a small sample has both labels."""
+    streams = []
+    for name, snippets in _files():
+        numbered = [(f"{name}#{i}", code, expect) for i, (code, expect) in enumerate(snippets)]
+        for wanted in Expect:
+            stream = [item for item in numbered if item[2] is wanted]
+            if stream:
+                streams.append(stream)
+    return streams
 
 
 def _files() -> Iterator[tuple[str, list[Snippet]]]:
@@ -100,17 +121,60 @@ def _test_grammar(path: Path) -> list[Snippet]:
         (code, Expect.FLOOR) for code in _list_constant(tree, "INVALID_UNDERSCORE_LITERALS")
     ]
     source = path.read_text(encoding="utf-8")
-    imports = [ast.get_source_segment(source, n) or "" for n in tree.body]
-    header = "\n".join(
-        text
-        for n, text in zip(tree.body, imports, strict=True)
-        if isinstance(n, ast.Import | ast.ImportFrom)
-    )
     for cls in (n for n in tree.body if isinstance(n, ast.ClassDef)):
+        bases = ", ".join(ast.get_source_segment(source, b) or "" for b in cls.bases)
         for method in (n for n in cls.body if isinstance(n, ast.FunctionDef)):
-            body = textwrap.dedent(ast.get_source_segment(source, method, padded=True) or "")
-            snippets.append((f"{header}\n\n\n{body}", Expect.ACCEPT))
+            segment = ast.get_source_segment(source, method, padded=True) or ""
+            body = f"class {cls.name}({bases}):\n{segment}\n"
+            snippets.append((_with_context(tree, source, body), Expect.ACCEPT))
     return snippets
+
+
+def _with_context(tree: ast.Module, source: str, body: str) -> str:
+    """``body`` under the module-level statements that bind the names it reads."""
+    free = unbound_names(body)
+    needed = []
+    for node in tree.body:
+        if isinstance(node, ast.ImportFrom) and any(a.name == "*" for a in node.names):
+            module = importlib.import_module(node.module or "")
+            binds = {name for name in free if hasattr(module, name)}
+        else:
+            binds = _binds(node)
+        if binds & free:
+            needed.append(ast.get_source_segment(source, node) or "")
+    return "\n".join([*needed, "", "", body]) if needed else body
+
+
+def _binds(node: ast.stmt) -> set[str]:
+    if isinstance(node, ast.Import | ast.ImportFrom):
+        return {(a.asname or a.name).split(".")[0] for a in node.names}
+    if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+        return {node.name}
+    if isinstance(node, ast.Assign | ast.AnnAssign):
+        targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+        return {n.id for t in targets for n in ast.walk(t) if isinstance(n, ast.Name)}
+    return set()
+
+
+def unbound_names(code: str) -> set[str]:
+    """Names the code reads at module level or as globals but never binds (not builtins)."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        try:
+            top = symtable.symtable(code, "<case>", "exec")
+        except (SyntaxError, ValueError):
+            return {"<does not compile>"}
+    bound = {s.get_name() for s in top.get_symbols() if s.is_assigned() or s.is_imported()}
+    bound |= {s.get_name() for s in top.get_symbols() if s.is_namespace()}
+    used: set[str] = set()
+    tables = [top]
+    while tables:
+        table = tables.pop()
+        for symbol in table.get_symbols():
+            if symbol.is_referenced() and (table is top or symbol.is_global()):
+                used.add(symbol.get_name())
+        tables.extend(table.get_children())
+    return used - bound - set(dir(builtins))
 
 
 def _string_args(tree: ast.AST, function: str, position: int) -> list[str]:

@@ -6,8 +6,8 @@
 - SQL: ``sqlglot.parse`` alone, default dialect.
 - HaluEval: unigram overlap, a classic lexical grounding baseline: the share of the
   output's content words found in the source and task; reject below a threshold chosen
-  on a calibration slice of tunable lines disjoint from the reported ones (the threshold
-  that maximises recall - false-reject there).
+  on a calibration slice of tunable lines disjoint from the reported ones: the best
+  recall there at a false-reject rate <= 0.15.
 
 Each peer returns True when it would let the output through, None when it does not apply.
 """
@@ -24,6 +24,9 @@ import sqlglot
 from jsonschema import Draft202012Validator
 from pyflakes.api import check as pyflakes_check
 from pyflakes.reporter import Reporter
+
+#: The false-reject budget of the HaluEval target, used to place the overlap threshold.
+MAX_FALSE_REJECT = 0.15
 
 _WORD = re.compile(r"[a-z0-9]+")
 _STOP = frozenset(
@@ -93,14 +96,17 @@ def overlap(output: str, context: str) -> float:
 
 
 def choose_threshold(good: Sequence[float], bad: Sequence[float]) -> float:
-    """The overlap threshold with the best recall minus false-reject on a calibration set."""
-    candidates = sorted({*good, *bad, 1.01})
-    best, best_score = 0.0, -1.0
-    for threshold in candidates:
-        recall = sum(1 for v in bad if v < threshold) / max(len(bad), 1)
+    """The overlap threshold with the best recall at a false-reject rate <= MAX_FALSE_REJECT.
+
+    Measured on a calibration set; that operating point is the one the engine's HaluEval
+    target names, so engine and peer are compared at the same false-reject budget.
+    """
+    best, best_recall = 0.0, -1.0
+    for threshold in sorted({*good, *bad, 1.01}):
         false_reject = sum(1 for v in good if v < threshold) / max(len(good), 1)
-        if recall - false_reject > best_score:
-            best, best_score = threshold, recall - false_reject
+        recall = sum(1 for v in bad if v < threshold) / max(len(bad), 1)
+        if false_reject <= MAX_FALSE_REJECT and recall > best_recall:
+            best, best_recall = threshold, recall
     return best
 
 

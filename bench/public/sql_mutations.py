@@ -15,12 +15,16 @@ from sqlglot's tree and printed with its default dialect.
 - ``group_by_ordinal`` (floor): ``GROUP BY <n+1>`` on a SELECT with ``n`` explicit
   columns (Postgres: "GROUP BY position is not in select list").
 
-``unknown_column`` (an unknown column when a catalog is given) is not built: the request
-schema has no catalog field yet, so no contract could carry one.
+- ``unknown_column`` (floor; only when the contract carries a catalog): the first column
+  the statement reads that the catalog declares is renamed to a plausible column that
+  exists nowhere: its table prefix dropped (``l_quantity`` -> ``quantity``, the usual
+  slip with TPC names), else ``_total`` appended; a name found anywhere in the catalog or
+  the statement's text (as a whole word) is never used.
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from enum import StrEnum
 
@@ -39,13 +43,18 @@ class SqlDefect(StrEnum):
     CONTRADICTORY_RANGE = "contradictory_range"
     DUPLICATE_ALIAS = "duplicate_alias"
     GROUP_BY_ORDINAL = "group_by_ordinal"
+    UNKNOWN_COLUMN = "unknown_column"
 
+
+#: A catalog as the request contract carries it: table -> column -> type.
+Catalog = dict[str, dict[str, str]]
 
 EXPECT: dict[SqlDefect, Expect] = {
     SqlDefect.TRUNCATED: Expect.FLOOR,
     SqlDefect.CONTRADICTORY_RANGE: Expect.REJECT,
     SqlDefect.DUPLICATE_ALIAS: Expect.FLOOR,
     SqlDefect.GROUP_BY_ORDINAL: Expect.FLOOR,
+    SqlDefect.UNKNOWN_COLUMN: Expect.FLOOR,
 }
 
 _DANGLING = frozenset(
@@ -120,6 +129,24 @@ def group_by_ordinal(sql: str, tree: exp.Expression) -> str | None:
     keys = [*group.expressions, ordinal] if group else [ordinal]
     mutated.set("group", exp.Group(expressions=keys))
     return mutated.sql()
+
+
+def unknown_column(sql: str, tree: exp.Expression, catalog: Catalog) -> str | None:
+    """Rename the first catalogued column the statement reads to one that exists nowhere."""
+    declared = {c.casefold() for columns in catalog.values() for c in columns}
+    text = sql.casefold()
+    columns = list(tree.find_all(exp.Column))
+    for position, column in enumerate(columns):
+        name = column.name
+        if name.casefold() not in declared:
+            continue
+        for new in (name.partition("_")[2], f"{name}_total"):
+            used = re.search(rf"\b{re.escape(new.casefold())}\b", text)
+            if new and new.casefold() not in declared and not used:
+                mutated = tree.copy()
+                list(mutated.find_all(exp.Column))[position].set("this", exp.to_identifier(new))
+                return mutated.sql()
+    return None
 
 
 Operator = Callable[[str, exp.Expression], "str | None"]

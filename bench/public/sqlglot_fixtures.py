@@ -5,7 +5,9 @@ installed version is fetched once with pip and read in place. Files: ``identity.
 (one statement per line) and ``pretty.sql`` plus ``optimizer/**/*.sql`` (pairs of input
 and expected output; the input is used), read the way sqlglot's own test helpers read
 them. ``qualify_columns__invalid.sql`` is left out: its statements are wrong only against
-a catalog, which the request cannot carry yet.
+catalogs its test code builds. The TPC-H and TPC-DS queries are reviewed with their
+catalog (``TPCH_SCHEMA`` / ``TPCDS_SCHEMA`` of sqlglot's ``tests/helpers.py``, read as
+literals) in the contract, and get the ``unknown_column`` defect too.
 
 Good case: the statement (expect accept). Defect cases: each operator of
 :mod:`bench.public.sql_mutations`. Left out and counted: fixtures tagged with a
@@ -16,18 +18,32 @@ small ``limit`` still spans them. The id is ``fixture_file/statement_index``.
 
 from __future__ import annotations
 
+import ast
 from collections.abc import Iterator
 
 from sqlglot import exp
 
 from bench.public.archives import DataUnavailable, fetch, installed_version, read_tree
-from bench.public.case import GOOD, Expect, Loaded, case, make_request
+from bench.public.case import GOOD, Expect, Loaded, case, interleave, make_request
 from bench.public.heldout import is_held_out
-from bench.public.sql_mutations import EXPECT, OPERATORS, parse_statement
+from bench.public.sql_mutations import (
+    EXPECT,
+    OPERATORS,
+    Catalog,
+    SqlDefect,
+    parse_statement,
+    unknown_column,
+)
 
 BENCHMARK = "sqlglot-fixtures"
 PREFIX = "tests/fixtures/"
 LEFT_OUT = ("__invalid",)
+HELPERS = "tests/helpers.py"
+#: Fixture files whose statements read a catalog that ``tests/helpers.py`` declares.
+CATALOG_OF = {
+    "optimizer/tpc-h/tpc-h.sql": "TPCH_SCHEMA",
+    "optimizer/tpc-ds/tpc-ds.sql": "TPCDS_SCHEMA",
+}
 STATEMENTS = (exp.Query, exp.DML, exp.DDL, exp.Command, exp.Set, exp.Use, exp.Describe)
 STATEMENTS_TX = (exp.Transaction, exp.Commit, exp.Rollback, exp.Merge)
 
@@ -40,24 +56,30 @@ def load(limit: int | None = None) -> Loaded:
     except DataUnavailable as exc:
         loaded.unavailable = str(exc)
         return loaded
+    tree = read_tree(archive, "tests/")
+    catalogs = _catalogs(tree.get(HELPERS, b"").decode("utf-8"))
     files = {
         name.removeprefix(PREFIX): raw.decode("utf-8")
-        for name, raw in read_tree(archive, PREFIX).items()
-        if name.endswith(".sql") and not any(tag in name for tag in LEFT_OUT)
+        for name, raw in tree.items()
+        if name.startswith(PREFIX)
+        and name.endswith(".sql")
+        and not any(tag in name for tag in LEFT_OUT)
     }
     statements = 0
-    for item_id, sql, meta in _round_robin(files):
+    for item_id, sql, meta in interleave(_statements(n, t) for n, t in sorted(files.items())):
         if is_held_out(BENCHMARK, item_id):
             loaded.held_out += 1
             continue
         if limit is not None and statements >= limit:
             break
-        if _add(loaded, item_id, sql, meta):
+        if _add(loaded, item_id, sql, meta, catalogs.get(item_id.rsplit("/", 1)[0])):
             statements += 1
     return loaded
 
 
-def _add(loaded: Loaded, item_id: str, sql: str, meta: dict[str, str]) -> bool:
+def _add(
+    loaded: Loaded, item_id: str, sql: str, meta: dict[str, str], catalog: Catalog | None
+) -> bool:
     if meta.get("dialect"):
         loaded.skip("tagged with a non-default dialect")
         return False
@@ -75,6 +97,12 @@ def _add(loaded: Loaded, item_id: str, sql: str, meta: dict[str, str]) -> bool:
             loaded.skip(f"{defect} does not apply")
             continue
         outputs.append((defect.value, EXPECT[defect], mutated))
+    if catalog is not None:
+        mutated = unknown_column(sql, tree, catalog)
+        if mutated is None:
+            loaded.skip(f"{SqlDefect.UNKNOWN_COLUMN} does not apply")
+        else:
+            outputs.append((SqlDefect.UNKNOWN_COLUMN.value, Expect.FLOOR, mutated))
     for label, expect, content in outputs:
         request = make_request(
             benchmark=BENCHMARK,
@@ -83,21 +111,10 @@ def _add(loaded: Loaded, item_id: str, sql: str, meta: dict[str, str]) -> bool:
             kind="sql",
             content=content,
             skill="sql-query-writer",
+            contract={"catalog": catalog} if catalog else None,
         )
         loaded.cases.append(case(BENCHMARK, item_id, expect, label, request))
     return True
-
-
-def _round_robin(files: dict[str, str]) -> Iterator[tuple[str, str, dict[str, str]]]:
-    """(id, sql, meta) taking one statement of each file in turn."""
-    streams = [_statements(name, text) for name, text in sorted(files.items())]
-    while streams:
-        for stream in list(streams):
-            item = next(stream, None)
-            if item is None:
-                streams.remove(stream)
-            else:
-                yield item
 
 
 def _statements(name: str, text: str) -> Iterator[tuple[str, str, dict[str, str]]]:
@@ -111,6 +128,18 @@ def _statements(name: str, text: str) -> Iterator[tuple[str, str, dict[str, str]
     for index, piece in enumerate(pieces):
         sql, meta = _meta(piece.strip())
         yield f"{name}/{index}", sql, meta
+
+
+def _catalogs(helpers: str) -> dict[str, Catalog]:
+    """The TPC-H and TPC-DS catalogs of sqlglot's test helpers, read as literals (never run)."""
+    wanted = {name: fixture for fixture, name in CATALOG_OF.items()}
+    found: dict[str, Catalog] = {}
+    for node in ast.parse(helpers).body if helpers else []:
+        if isinstance(node, ast.Assign) and len(node.targets) == 1:
+            name = getattr(node.targets[0], "id", "")
+            if name in wanted:
+                found[wanted[name]] = ast.literal_eval(node.value)
+    return found
 
 
 def _meta(sql: str) -> tuple[str, dict[str, str]]:
