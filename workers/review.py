@@ -12,6 +12,9 @@ from workers.evaluate import decide_escalation, finalize, run_stage1
 from workers.evaluate.stages import WallJudge
 from workers.judges.base import Judge
 from workers.judges.ceiling import run_ceiling
+from workers.judges.factory import build_judge
+from workers.judges.wall import stage1_judge
+from workers.settings import Settings
 
 
 def review(
@@ -30,3 +33,16 @@ def review(
     )
     stage2 = run_ceiling(request, report, judge) if escalation.escalate else None
     return finalize(request, report, escalation, stage2, trace_id=trace_id)
+
+
+class Reviewer:
+    """The in-process review with the judge the settings configure, built once."""
+
+    def __init__(self, settings: Settings) -> None:
+        self._judge = build_judge(settings)
+        self._wall_judge = stage1_judge(self._judge)
+        self._price = settings.price_of(settings.stage2_model)
+
+    def __call__(self, request: ReviewRequest) -> ReviewResult:
+        """Review ``request`` in this process."""
+        return review(request, self._judge, stage2_price=self._price, wall_judge=self._wall_judge)

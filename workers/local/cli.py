@@ -46,17 +46,30 @@ def read_input(path: str) -> bytes:
 
 @app.command()
 def review(
-    request_file: Annotated[str, typer.Argument(help="A ReviewRequest JSON file, or - for stdin.")],
+    request_file: Annotated[
+        str, typer.Argument(help="A ReviewRequest JSON file (with --jsonl: one per line), or -.")
+    ],
+    jsonl: Annotated[
+        bool, typer.Option("--jsonl", help="Review every line; labelled lines get recall.")
+    ] = False,
+    out: Annotated[
+        str | None, typer.Option(help="With --jsonl: write result lines here, not stdout.")
+    ] = None,
 ) -> None:
     """Run the whole two-stage review in this process and print the ReviewResult as JSON.
 
-    Exits 0 on a completed review whatever its verdict, 2 on an invalid request.
+    Exits 0 on a completed review whatever its verdict, 2 on an invalid request. With
+    --jsonl, each line is a request or {"expect": accept|reject|floor, "request": {...}};
+    results (or typed errors) go out one per line, progress and a summary to stderr;
+    exit 0 when every line was reviewed, 1 when some were not requests.
     """
-    from workers.judges.factory import build_judge
-    from workers.judges.wall import stage1_judge
-    from workers.review import review as run_review
+    from workers.review import Reviewer
 
     settings = load_settings()
+    if jsonl:
+        from workers.local.batch_run import run_batch
+
+        raise typer.Exit(run_batch(read_input(request_file), Reviewer(settings), settings, out))
     try:
         request = decode_request(
             read_input(request_file),
@@ -65,14 +78,7 @@ def review(
         )
     except InvalidRequest as exc:
         raise _fail(f"invalid request: {exc}") from None
-    judge = build_judge(settings)
-    result = run_review(
-        request,
-        judge,
-        stage2_price=settings.price_of(settings.stage2_model),
-        wall_judge=stage1_judge(judge),
-    )
-    typer.echo(result.model_dump_json(indent=2))
+    typer.echo(Reviewer(settings)(request).model_dump_json(indent=2))
 
 
 def main() -> None:
