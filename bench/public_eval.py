@@ -188,7 +188,8 @@ def _details(name: str, f: dict[str, Any]) -> list[str]:
     for kind in ("false_reject", "miss"):
         for entry in f["causes"][kind]:
             shown = ", ".join(entry["examples"])
-            lines.append(f"   {kind}: {entry['cause']} x{entry['count']}  e.g. {shown}")
+            codes = f"  codes raised: {entry['codes']}" if kind == "miss" and entry["codes"] else ""
+            lines.append(f"   {kind}: {entry['cause']} x{entry['count']}  e.g. {shown}{codes}")
     return [*lines, ""]
 
 

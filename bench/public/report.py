@@ -53,9 +53,11 @@ class Outcome:
 class _Examples:
     count: int = 0
     ids: list[str] = field(default_factory=list)
+    codes: Counter[str] = field(default_factory=Counter)
 
-    def add(self, item_id: str) -> None:
+    def add(self, item_id: str, codes: Iterable[str] = ()) -> None:
         self.count += 1
+        self.codes.update(set(codes))
         if item_id not in self.ids and len(self.ids) < EXAMPLES:
             self.ids.append(item_id)
 
@@ -126,7 +128,12 @@ def _peers(outcomes: Iterable[Outcome]) -> dict[str, dict[str, Any]]:
 
 
 def causes(outcomes: Iterable[Outcome]) -> dict[str, Any]:
-    """The codes behind false rejects and misses, with example ids, most frequent first."""
+    """The codes behind false rejects and misses, with example ids, most frequent first.
+
+    A false reject is listed under each code it carried. A miss is listed under its
+    defect label, with the codes the engine did raise on those cases (warnings that were
+    not enough to stop them), if any.
+    """
     false_rejects: dict[str, _Examples] = defaultdict(_Examples)
     misses: dict[str, _Examples] = defaultdict(_Examples)
     for o in outcomes:
@@ -134,10 +141,13 @@ def causes(outcomes: Iterable[Outcome]) -> dict[str, Any]:
             for code in set(o.codes) or {f"no code ({o.decision})"}:
                 false_rejects[code].add(o.id)
         elif not o.good and o.accepted:
-            misses[o.label].add(o.id)
+            misses[o.label].add(o.id, o.codes)
     return {"false_reject": _top(false_rejects), "miss": _top(misses)}
 
 
 def _top(found: dict[str, _Examples]) -> list[dict[str, Any]]:
     ranked = sorted(found.items(), key=lambda kv: (-kv[1].count, kv[0]))[:TOP]
-    return [{"cause": k, "count": v.count, "examples": v.ids} for k, v in ranked]
+    return [
+        {"cause": k, "count": v.count, "examples": v.ids, "codes": dict(v.codes.most_common(3))}
+        for k, v in ranked
+    ]
