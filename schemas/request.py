@@ -10,6 +10,7 @@ from jsonschema.exceptions import SchemaError
 from pydantic import Field, field_validator, model_validator
 
 from schemas.base import Identifier, NonNegative, Unit, Usd, WireModel
+from schemas.contracts import unresolvable_refs
 
 
 class SkillStage(StrEnum):
@@ -97,26 +98,78 @@ class Source(WireModel):
     """Where it came from; an output may cite it by this URL."""
 
 
+#: A table or column name in a contract's catalog.
+CatalogName = Annotated[str, Field(min_length=1, max_length=128, pattern=r"^[^\x00-\x1f]+$")]
+#: A column's SQL type as the catalog states it (``INT``, ``VARCHAR(20)``...).
+CatalogType = Annotated[str, Field(min_length=1, max_length=64)]
+#: Most tables, columns per table, and columns in all, that one catalog may declare.
+CATALOG_MAX_TABLES = 500
+CATALOG_MAX_COLUMNS = 500
+CATALOG_MAX_TOTAL_COLUMNS = 10_000
+
+
 class OutputContract(WireModel):
     """The node's declared output contract, checked by the Floor."""
 
-    json_schema: dict[str, Any] | None = None
-    """A JSON Schema (draft 2020-12) the parsed output must satisfy (json outputs)."""
+    json_schema: dict[str, Any] | bool | None = None
+    """A JSON Schema (draft 2020-12) the parsed output must satisfy (json outputs).
+
+    ``true`` and ``false`` are schemas too. A ``$ref`` must resolve within the schema (or
+    to a published metaschema): remote references are never fetched. ``format`` is an
+    annotation, as 2020-12 defines it by default; assert shapes with ``pattern``.
+    """
     min_length: Annotated[int, Field(ge=0)] | None = None
     """Fewest characters allowed."""
     max_length: Annotated[int, Field(ge=1)] | None = None
     """Most characters allowed."""
     required_fields: tuple[Annotated[str, Field(min_length=1, max_length=200)], ...] = ()
     """Top-level keys (json), headings (markdown) or names (python) that must be present."""
+    catalog: (
+        Annotated[
+            dict[
+                CatalogName,
+                Annotated[dict[CatalogName, CatalogType], Field(max_length=CATALOG_MAX_COLUMNS)],
+            ],
+            Field(max_length=CATALOG_MAX_TABLES),
+        ]
+        | None
+    ) = None
+    """The tables a SQL output may read: table -> column -> type. With it, unknown tables
+    and columns and ambiguous unqualified columns are Floor violations (sql outputs)."""
 
     @field_validator("json_schema")
     @classmethod
-    def _schema_is_valid(cls, value: dict[str, Any] | None) -> dict[str, Any] | None:
+    def _schema_is_valid(cls, value: dict[str, Any] | bool | None) -> dict[str, Any] | bool | None:
+        if value is None or isinstance(value, bool):
+            return value
+        try:
+            Draft202012Validator.check_schema(value)
+            dangling = unresolvable_refs(value)
+        except SchemaError as exc:
+            raise ValueError(f"not a valid JSON Schema: {exc.message}") from None
+        except RecursionError:
+            raise ValueError("not a usable JSON Schema: nested too deeply") from None
+        if dangling:
+            shown = ", ".join(repr(ref[:200]) for ref in dangling[:3])
+            raise ValueError(
+                f"$ref that does not resolve within the schema: {shown} "
+                "(remote references are never fetched; inline them under $defs)"
+            )
+        return value
+
+    @field_validator("catalog")
+    @classmethod
+    def _catalog_is_bounded(
+        cls, value: dict[str, dict[str, str]] | None
+    ) -> dict[str, dict[str, str]] | None:
         if value is not None:
-            try:
-                Draft202012Validator.check_schema(value)
-            except SchemaError as exc:
-                raise ValueError(f"not a valid JSON Schema: {exc.message}") from None
+            total = sum(len(columns) for columns in value.values())
+            if total > CATALOG_MAX_TOTAL_COLUMNS:
+                raise ValueError(
+                    f"{total} columns in all; a catalog may declare {CATALOG_MAX_TOTAL_COLUMNS}"
+                )
+            if any(not columns for columns in value.values()):
+                raise ValueError("every table in a catalog needs at least one column")
         return value
 
     @model_validator(mode="after")

@@ -11,10 +11,64 @@ from schemas.base import Unit, WireModel
 from schemas.quality import Dimension
 
 
+class ViolationCode(StrEnum):
+    """Why the Floor refused an output: a closed set, stable on the wire."""
+
+    EMPTY_OUTPUT = "EmptyOutput"
+    SYNTAX_ERROR = "SyntaxError"
+    INCOMPLETE_FUNCTION = "IncompleteFunction"
+    COMPILE_ERROR = "CompileError"
+    JSON_DECODE_ERROR = "JSONDecodeError"
+    SQL_PARSE_ERROR = "SQLParseError"
+    DUPLICATE_ALIAS = "DuplicateAlias"
+    ORDINAL_OUT_OF_RANGE = "OrdinalOutOfRange"
+    UNKNOWN_TABLE = "UnknownTable"
+    UNKNOWN_COLUMN = "UnknownColumn"
+    AMBIGUOUS_COLUMN = "AmbiguousColumn"
+    TOO_SHORT = "TooShort"
+    TOO_LONG = "TooLong"
+    SCHEMA_VIOLATION = "SchemaViolation"
+    CONTRACT_UNUSABLE = "ContractUnusable"
+    MISSING_FIELD = "MissingField"
+
+
+class IssueCode(StrEnum):
+    """What the Wall found: a closed set, stable on the wire."""
+
+    # substance
+    TOO_THIN = "TooThin"
+    BLOATED = "Bloated"
+    FILLER = "Filler"
+    REPETITIVE = "Repetitive"
+    REPEATED_LINES = "RepeatedLines"
+    STUB_BODY = "StubBody"
+    EMPTY_DOCUMENT = "EmptyDocument"
+    BLANK_VALUES = "BlankValues"
+    # consistency
+    CONTRADICTION = "Contradiction"
+    CONFLICTING_QUANTITY = "ConflictingQuantity"
+    COUNT_MISMATCH = "CountMismatch"
+    REDEFINITION = "Redefinition"
+    CONTRADICTORY_FILTER = "ContradictoryFilter"
+    # grounding
+    DANGLING_CITATION = "DanglingCitation"
+    FABRICATED_CITATION = "FabricatedCitation"
+    MALFORMED_URL = "MalformedURL"
+    UNSUPPORTED_CLAIM = "UnsupportedClaim"
+    UNDEFINED_NAME = "UndefinedName"
+    UNKNOWN_REFERENCE = "UnknownReference"
+    # the judged part of the Wall
+    JUDGE_INDETERMINATE = "JudgeIndeterminate"
+
+
+#: A code field: enum members from code, their values from the wire (strict elsewhere).
+_Code = Field(strict=False)
+
+
 class Violation(WireModel):
     """One way the output breaks its Floor."""
 
-    code: str
+    code: Annotated[ViolationCode, _Code]
     """Stable machine name (``SyntaxError``, ``SchemaViolation``, ``MissingField``...)."""
     message: str
     """What is wrong, with the location when known."""
@@ -36,7 +90,7 @@ class WallIssue(WireModel):
 
     dimension: Dimension
     """The Wall dimension it lowers."""
-    code: str
+    code: Annotated[IssueCode, _Code]
     """Stable machine name (``Filler``, ``Contradiction``, ``DanglingCitation``...)."""
     message: str
     """What is wrong."""
@@ -124,9 +178,11 @@ __all__ = [
     "BiasCheck",
     "CeilingStatus",
     "FloorResult",
+    "IssueCode",
     "Stage1Result",
     "Stage2Result",
     "Violation",
+    "ViolationCode",
     "WallIssue",
     "WallResolution",
     "WallResult",

@@ -8,6 +8,7 @@ import pytest
 
 from schemas.request import ReviewRequest
 from schemas.result import EscalationReason, FloorResult, Stage1Result, Violation, WallResult
+from schemas.stages import ViolationCode
 from workers.evaluate.escalation import (
     decide_escalation,
     downstream_waste,
@@ -22,7 +23,9 @@ PASSED = Stage1Result(
 )
 FLOOR_FAILED = Stage1Result(
     passed=False,
-    floor=FloorResult(passed=False, violations=(Violation(code="SyntaxError", message="x"),)),
+    floor=FloorResult(
+        passed=False, violations=(Violation(code=ViolationCode.SYNTAX_ERROR, message="x"),)
+    ),
     wall=WallResult(passed=False),
 )
 WALL_FAILED = Stage1Result(

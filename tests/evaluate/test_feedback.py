@@ -6,6 +6,7 @@ import json
 
 from schemas.quality import DimensionScore
 from schemas.result import Violation
+from schemas.stages import ViolationCode
 from workers.evaluate.feedback import MAX_ISSUES, synthesize_feedback
 from workers.evaluate.stages import run_stage1
 
@@ -84,7 +85,10 @@ def test_weak_ceiling_dimensions_are_fed_back_weakest_first() -> None:
 
 def test_issue_list_is_bounded() -> None:
     report = run_stage1(request())
-    violations = [Violation(code="MissingField", message=f"f{i}", field=f"f{i}") for i in range(15)]
+    violations = [
+        Violation(code=ViolationCode.MISSING_FIELD, message=f"f{i}", field=f"f{i}")
+        for i in range(15)
+    ]
     feedback = synthesize_feedback(
         overall_score=0.5, quality=report.quality, violations=violations, issues=()
     )

@@ -47,7 +47,7 @@ CLEAN_MARKDOWN = (
         ("json", "{}", "EmptyDocument"),
         ("json", '{"a": null, "b": "", "c": " ", "d": 1}', "BlankValues"),
         ("text", "Done.", "TooThin"),
-        ("python", "x = 1", "TooThin"),
+        ("python", '"""Settings."""\nimport os\n', "TooThin"),
     ],
 )
 def test_substance_defect_is_detected(kind: str, content: str, code: str) -> None:

@@ -7,12 +7,13 @@ import re
 from collections import defaultdict
 from typing import Any
 
-from sqlglot import exp
-
 from schemas.quality import Dimension
 from schemas.request import NodeOutput, OutputKind
+from schemas.stages import IssueCode
+from workers.evaluate.consistency_sql import sql_contradictions
+from workers.evaluate.filler import prose_text
 from workers.evaluate.findings import Finding, finding, sentences
-from workers.evaluate.parsed import ParseFailure, json_document, python_tree, sql_statements
+from workers.evaluate.parsed import ParseFailure, json_document, python_tree
 
 _C = Dimension.CONSISTENCY
 _NEGATIONS = re.compile(
@@ -38,6 +39,11 @@ _QUANTITY = re.compile(
     r"\b(?:there (?:are|were|is)|we have|contains?|has|have)\s+(\d+)\s+(\w+)", re.I
 )
 _COUNT_KEYS = re.compile(r"^(?:count|total|n|num|number)(?:_(\w+))?$|^(\w+)_count$", re.I)
+#: A sentence whose claim holds only under a condition, or that asks: its negation
+#: elsewhere ("if the flag is not set, ...") does not contradict it.
+_HEDGED = re.compile(r"\?|\b(?:if|unless|when|whether|otherwise|only|until|except)\b", re.I)
+#: Decorators that define a name again on purpose (property parts, overloads, dispatch).
+_REDEFINING_DECORATORS = {"setter", "getter", "deleter", "overload", "register"}
 
 
 def check_consistency(output: NodeOutput) -> list[Finding]:
@@ -48,7 +54,7 @@ def check_consistency(output: NodeOutput) -> list[Finding]:
         return _json_counts(output.content)
     if output.kind is OutputKind.PYTHON:
         return _python_redefinitions(output.content)
-    return _sql_conflicting_filters(output.content)
+    return sql_contradictions(output.content)
 
 
 def _normalise(sentence: str) -> str:
@@ -68,8 +74,8 @@ def _prose(content: str) -> list[Finding]:
     found: list[Finding] = []
     plain: dict[str, str] = {}
     negated: dict[str, str] = {}
-    for sentence in sentences(content):
-        if len(sentence) > 400:
+    for sentence in sentences(prose_text(content)):
+        if len(sentence) > 400 or _HEDGED.search(sentence):
             continue
         key = _affirmative(sentence)
         if len(key.split()) < 3:
@@ -80,7 +86,7 @@ def _prose(content: str) -> list[Finding]:
             found.append(
                 finding(
                     _C,
-                    "Contradiction",
+                    IssueCode.CONTRADICTION,
                     f"{plain[key]!r} contradicts {sentence!r}",
                     0.45,
                     fix="Decide which statement is true and remove the other",
@@ -92,12 +98,12 @@ def _prose(content: str) -> list[Finding]:
 
 def _quantities(content: str) -> list[Finding]:
     seen: dict[str, set[str]] = defaultdict(set)
-    for number, noun in _QUANTITY.findall(content):
+    for number, noun in _QUANTITY.findall(prose_text(content)):
         seen[noun.lower().rstrip("s")].add(number)
     return [
         finding(
             _C,
-            "ConflictingQuantity",
+            IssueCode.CONFLICTING_QUANTITY,
             f"the number of {noun}s is given as {', '.join(sorted(numbers))}",
             0.45,
             fix=f"State one number of {noun}s",
@@ -130,7 +136,7 @@ def _walk_counts(node: Any, path: str, found: list[Finding], depth: int) -> None
                     found.append(
                         finding(
                             _C,
-                            "CountMismatch",
+                            IssueCode.COUNT_MISMATCH,
                             f"{key} is {value} but {target} has {len(lists[target])} items",
                             0.45,
                             field=f"{path}.{key}",
@@ -154,61 +160,65 @@ def _matching_list(stem: str | None, lists: dict[str, list[Any]]) -> str | None:
 
 
 def _python_redefinitions(content: str) -> list[Finding]:
+    """A function or class defined twice in one body, the first never used in between.
+
+    Module and class bodies, as Python runs them: a definition under ``if``/``try`` is a
+    different body (conditional definitions are alternatives), and a redefinition the
+    first one feeds (``@x.setter``, ``@f.register``, ``f = wrap(f)`` in between) or that
+    declares an overload is intended.
+    """
     tree = python_tree(content)
     if isinstance(tree, ParseFailure):
         return []
-    seen: set[str] = set()
     found: list[Finding] = []
-    for node in tree.body:
-        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
-            if node.name in seen:
-                found.append(
-                    finding(
-                        _C,
-                        "Redefinition",
-                        f"{node.name} is defined twice; the first is dead",
-                        0.35,
-                        field=node.name,
-                        fix=f"Keep one definition of {node.name}",
-                    )
-                )
-            seen.add(node.name)
-    return found
+    bodies = [tree.body] + [n.body for n in tree.body if isinstance(n, ast.ClassDef)]
+    for body in bodies:
+        found.extend(_redefined_in(body))
+    return found[:6]
 
 
-def _sql_conflicting_filters(content: str) -> list[Finding]:
-    statements = sql_statements(content)
-    if isinstance(statements, ParseFailure):
-        return []
+def _redefined_in(body: list[ast.stmt]) -> list[Finding]:
     found: list[Finding] = []
-    for statement in statements:
-        for where in statement.find_all(exp.Where):
-            values: dict[str, set[str]] = defaultdict(set)
-            for eq in _conjuncts(where.this):
-                if (
-                    isinstance(eq, exp.EQ)
-                    and isinstance(eq.left, exp.Column)
-                    and isinstance(eq.right, exp.Literal)
-                ):
-                    values[eq.left.sql()].add(eq.right.sql())
-            found.extend(
-                finding(
-                    _C,
-                    "ContradictoryFilter",
-                    f"{column} must equal {' and '.join(sorted(v))} at once: no row matches",
-                    0.5,
-                    field=column,
-                    fix=f"Use IN (...) or one value for {column}",
-                )
-                for column, v in values.items()
-                if len(v) > 1
+    seen: dict[str, int] = {}
+    for index, node in enumerate(body):
+        if not isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+            continue
+        first = seen.get(node.name)
+        seen[node.name] = index
+        if first is None or _intended(node, body[first], body[first + 1 : index]):
+            continue
+        found.append(
+            finding(
+                _C,
+                IssueCode.REDEFINITION,
+                f"{node.name} is defined twice; the first is dead",
+                0.35,
+                field=node.name,
+                fix=f"Keep one definition of {node.name}",
             )
+        )
     return found
 
 
-def _conjuncts(node: exp.Expr) -> list[exp.Expr]:
-    if isinstance(node, exp.And):
-        return _conjuncts(node.left) + _conjuncts(node.right)
-    if isinstance(node, exp.Paren):
-        return _conjuncts(node.this)
-    return [node]
+def _intended(
+    again: ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef,
+    first: ast.stmt,
+    between: list[ast.stmt],
+) -> bool:
+    decorators = [*again.decorator_list, *getattr(first, "decorator_list", ())]
+    if any(_last_name(d) in _REDEFINING_DECORATORS for d in decorators):
+        return True
+    uses = [*between, *(ast.Expr(d) for d in again.decorator_list)]
+    return any(
+        isinstance(n, ast.Name) and n.id == again.name and isinstance(n.ctx, ast.Load)
+        for statement in uses
+        for n in ast.walk(statement)
+    )
+
+
+def _last_name(node: ast.expr) -> str:
+    if isinstance(node, ast.Call):
+        return _last_name(node.func)
+    if isinstance(node, ast.Attribute):
+        return node.attr
+    return node.id if isinstance(node, ast.Name) else ""

@@ -7,7 +7,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 
 from schemas.quality import Dimension
-from schemas.result import WallIssue
+from schemas.stages import IssueCode, WallIssue
 
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s+|\n{2,}|\n(?=\s*[-*#]|\s*\d+\.)")
 _WORD = re.compile(r"[A-Za-z][A-Za-z'\-]*|\d+(?:\.\d+)?")
@@ -23,16 +23,21 @@ class Finding:
 
 def finding(
     dimension: Dimension,
-    code: str,
+    code: IssueCode | str,
     message: str,
     penalty: float,
     *,
     fix: str,
     field: str | None = None,
 ) -> Finding:
-    """Build a finding in one line."""
+    """Build a finding in one line; an unknown code is a ValueError here, not on the wire.
+
+    Callers pass ``IssueCode`` members; a plain string (grounding's, until it switches to
+    the enum) is checked against the enum.
+    """
     return Finding(
-        WallIssue(dimension=dimension, code=code, message=message, field=field, fix=fix), penalty
+        WallIssue(dimension=dimension, code=IssueCode(code), message=message, field=field, fix=fix),
+        penalty,
     )
 
 

@@ -10,11 +10,19 @@ import re
 from collections.abc import Callable
 from typing import Any
 
-from jsonschema import Draft202012Validator
+from referencing.exceptions import Unresolvable
 
+from schemas.contracts import contract_validator
 from schemas.request import NodeOutput, OutputContract, OutputKind
-from schemas.result import FloorResult, Violation
-from workers.evaluate.parsed import ParseFailure, json_document, python_tree, sql_statements
+from schemas.stages import FloorResult, Violation, ViolationCode
+from workers.evaluate.floor_sql import sql_violations
+from workers.evaluate.parsed import (
+    ParseFailure,
+    json_document,
+    python_compile_error,
+    python_tree,
+    sql_statements,
+)
 
 _UNCLOSED_DEF = re.compile(r"^\s*(?:async\s+)?def\s+\w+\s*\((?![^\n]*\)\s*(?:->[^\n]*)?:)", re.M)
 
@@ -23,9 +31,15 @@ def check_floor(output: NodeOutput, contract: OutputContract | None) -> FloorRes
     """Run every Floor check and collect all violations, not just the first."""
     violations: list[Violation] = []
     if not output.content.strip():
-        violations.append(Violation(code="EmptyOutput", message="the output is empty"))
+        violations.append(Violation(code=ViolationCode.EMPTY_OUTPUT, message="the output is empty"))
     else:
         violations.extend(_PARSERS[output.kind](output.content))
+    if output.kind is OutputKind.SQL and not violations:
+        statements = sql_statements(output.content)
+        if not isinstance(statements, ParseFailure):
+            violations.extend(
+                sql_violations(statements, contract.catalog if contract is not None else None)
+            )
     if contract is not None:
         violations.extend(_length_violations(output.content, contract))
         if not any(v.code in _PARSE_CODES for v in violations):
@@ -33,18 +47,24 @@ def check_floor(output: NodeOutput, contract: OutputContract | None) -> FloorRes
     return FloorResult(passed=not violations, violations=tuple(violations))
 
 
-_PARSE_CODES = {"EmptyOutput", "SyntaxError", "JSONDecodeError", "SQLParseError"}
+_PARSE_CODES = {
+    ViolationCode.EMPTY_OUTPUT,
+    ViolationCode.SYNTAX_ERROR,
+    ViolationCode.JSON_DECODE_ERROR,
+    ViolationCode.SQL_PARSE_ERROR,
+}
 
 
 def _python(content: str) -> list[Violation]:
     tree = python_tree(content)
     if not isinstance(tree, ParseFailure):
-        return []
-    found = [_parse_violation("SyntaxError", tree)]
+        refused = python_compile_error(content)
+        return [] if refused is None else [_parse_violation(ViolationCode.COMPILE_ERROR, refused)]
+    found = [_parse_violation(ViolationCode.SYNTAX_ERROR, tree)]
     if _UNCLOSED_DEF.search(content):
         found.append(
             Violation(
-                code="IncompleteFunction",
+                code=ViolationCode.INCOMPLETE_FUNCTION,
                 message="a function definition's signature or body is not complete",
             )
         )
@@ -54,7 +74,7 @@ def _python(content: str) -> list[Violation]:
 def _json(content: str) -> list[Violation]:
     document = json_document(content)
     return (
-        [_parse_violation("JSONDecodeError", document)]
+        [_parse_violation(ViolationCode.JSON_DECODE_ERROR, document)]
         if isinstance(document, ParseFailure)
         else []
     )
@@ -63,13 +83,13 @@ def _json(content: str) -> list[Violation]:
 def _sql(content: str) -> list[Violation]:
     statements = sql_statements(content)
     return (
-        [_parse_violation("SQLParseError", statements)]
+        [_parse_violation(ViolationCode.SQL_PARSE_ERROR, statements)]
         if isinstance(statements, ParseFailure)
         else []
     )
 
 
-def _parse_violation(code: str, failure: ParseFailure) -> Violation:
+def _parse_violation(code: ViolationCode, failure: ParseFailure) -> Violation:
     if failure.line is None:
         return Violation(code=code, message=failure.message)
     return Violation(
@@ -97,14 +117,14 @@ def _length_violations(content: str, contract: OutputContract) -> list[Violation
     if contract.min_length is not None and size < contract.min_length:
         return [
             Violation(
-                code="TooShort",
+                code=ViolationCode.TOO_SHORT,
                 message=f"{size} characters, fewer than the contract's {contract.min_length}",
             )
         ]
     if contract.max_length is not None and size > contract.max_length:
         return [
             Violation(
-                code="TooLong",
+                code=ViolationCode.TOO_LONG,
                 message=f"{size} characters, more than the contract's {contract.max_length}",
             )
         ]
@@ -118,26 +138,45 @@ def _contract_violations(output: NodeOutput, contract: OutputContract) -> list[V
         if contract.json_schema is not None:
             found.extend(_schema_violations(document, contract.json_schema))
         found.extend(
-            Violation(code="MissingField", message=f"required field {name!r} is absent", field=name)
+            Violation(
+                code=ViolationCode.MISSING_FIELD,
+                message=f"required field {name!r} is absent",
+                field=name,
+            )
             for name in contract.required_fields
             if not _has_path(document, name)
         )
     else:
         present = _PRESENCE[output.kind]
         found.extend(
-            Violation(code="MissingField", message=f"required {name!r} is absent", field=name)
+            Violation(
+                code=ViolationCode.MISSING_FIELD, message=f"required {name!r} is absent", field=name
+            )
             for name in contract.required_fields
             if not present(output.content, name)
         )
     return found
 
 
-def _schema_violations(document: Any, schema: dict[str, Any]) -> list[Violation]:
-    validator = Draft202012Validator(schema)
-    errors = sorted(validator.iter_errors(document), key=lambda e: list(e.absolute_path))
+def _schema_violations(document: Any, schema: dict[str, Any] | bool) -> list[Violation]:
+    """Every place the document breaks its schema; ``format`` is an annotation (2020-12)."""
+    try:
+        errors = sorted(
+            contract_validator(schema).iter_errors(document),
+            key=lambda e: list(e.absolute_path),
+        )
+    except (Unresolvable, re.error, RecursionError) as exc:
+        # Intake refuses unresolvable references; this is the last line, not the first.
+        return [
+            Violation(
+                code=ViolationCode.CONTRACT_UNUSABLE,
+                message=f"the contract's JSON Schema could not be applied: {exc}"[:300],
+                field="contract.json_schema",
+            )
+        ]
     return [
         Violation(
-            code="SchemaViolation",
+            code=ViolationCode.SCHEMA_VIOLATION,
             message=error.message[:300],
             field=".".join(str(p) for p in error.absolute_path) or "$",
         )

@@ -9,6 +9,10 @@ from __future__ import annotations
 
 import ast
 import json
+import threading
+import warnings
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any
@@ -18,6 +22,8 @@ import sqlglot.errors
 from sqlglot import exp
 
 _CACHE_SIZE = 64
+#: ``warnings.catch_warnings`` swaps process-wide state: one thread at a time (threads pool).
+_QUIET_LOCK = threading.Lock()
 
 
 @dataclass(frozen=True, slots=True)
@@ -29,15 +35,53 @@ class ParseFailure:
     column: int | None = None
 
 
+@contextmanager
+def _quiet() -> Iterator[None]:
+    """Silence the parser's and compiler's warnings about the output being read.
+
+    An invalid string escape and ``x is 1`` only warn; under ``-W error`` (pytest's
+    ``filterwarnings = error``, a strict deployment) a warning becomes a SyntaxError and
+    valid Python would fail the Floor. Nor should a node's output write to our stderr.
+    """
+    with _QUIET_LOCK, warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        yield
+
+
 @lru_cache(maxsize=_CACHE_SIZE)
 def python_tree(content: str) -> ast.Module | ParseFailure:
     """The module's AST, or why it is not Python."""
     try:
-        return ast.parse(content)
+        with _quiet():
+            return ast.parse(content)
     except SyntaxError as exc:
         return ParseFailure(exc.msg, exc.lineno, exc.offset)
     except (RecursionError, MemoryError, ValueError):
         return ParseFailure("too deeply nested or malformed to parse")
+
+
+@lru_cache(maxsize=_CACHE_SIZE)
+def python_compile_error(content: str) -> ParseFailure | None:
+    """What the compiler rejects in a module that parses, or None.
+
+    ``ast.parse`` accepts ``break`` outside a loop, ``return`` at module level,
+    ``nonlocal`` with no binding, a parameter declared ``global``, a late
+    ``from __future__`` and the other symbol-table and code-generation errors; Python
+    refuses to import such a module. The parsed tree is compiled, never run, and the
+    code object is dropped. None too when the content does not parse (``python_tree``
+    says why).
+    """
+    tree = python_tree(content)
+    if isinstance(tree, ParseFailure):
+        return None
+    try:
+        with _quiet():
+            compile(tree, "<output>", "exec", dont_inherit=True)
+    except SyntaxError as exc:
+        return ParseFailure(exc.msg, exc.lineno, exc.offset)
+    except (RecursionError, MemoryError, ValueError):
+        return ParseFailure("too deeply nested or malformed to compile")
+    return None
 
 
 @lru_cache(maxsize=_CACHE_SIZE)

@@ -1,4 +1,10 @@
-"""Wall, substance: is there meaningful content of a sensible length, or only filler?"""
+"""Wall, substance: is there meaningful content of a sensible length, or only filler?
+
+What counts as enough depends on what was asked. A declared contract is the authority on
+shape (``min_length``, ``max_length``, a JSON Schema that accepts ``{}``); the task says
+whether a one-word answer is right ("What is the capital of France?") or a composition
+is due ("Explain ..."); only without either does the output's kind set the bar.
+"""
 
 from __future__ import annotations
 
@@ -7,60 +13,94 @@ import re
 from collections import Counter
 from typing import Any
 
-from schemas.quality import Dimension
-from schemas.request import NodeOutput, OutputKind
-from workers.evaluate.findings import Finding, finding, words
-from workers.evaluate.parsed import ParseFailure, json_document, python_tree
+from sqlglot import exp
 
-_FILLER = re.compile(
-    r"lorem ipsum|\bdolor sit amet\b|\bTODO\b|\bTBD\b|\bFIXME\b|\bplaceholder\b|"
-    r"\binsert (?:text|content|here)\b|\[insert [^\]\n]{0,80}\]|\bas an ai\b|"
-    r"\bcontent goes here\b|\bxxx+\b|"
-    r"\bblah\b|\betc\.? etc\b|\bsample text\b",
+from schemas.quality import Dimension
+from schemas.request import NodeOutput, OutputContract, OutputKind
+from schemas.stages import IssueCode
+from workers.evaluate.filler import check_filler, prose_text
+from workers.evaluate.findings import Finding, finding, words
+from workers.evaluate.parsed import ParseFailure, json_document, python_tree, sql_statements
+from workers.evaluate.stubs import python_stubs, task_names
+
+#: Characters below which prose is thin when no task or contract sets the bar. Text has
+#: none: a short answer is often the right one. Code and data are judged by what they
+#: contain (a statement, a value), never by their size: ``COMMIT`` is complete SQL.
+PROSE_MIN_CHARS: dict[OutputKind, int] = {OutputKind.TEXT: 0, OutputKind.MARKDOWN: 60}
+#: The least a composition ("Explain ...", "Write ...", "Summarize ...") takes, in characters.
+COMPOSITION_MIN_CHARS = 40
+#: Characters past which prose is bloated, absent a contract maximum. Code and data
+#: have no such bound: a large module or document is not padding by being large.
+PROSE_MAX_CHARS: dict[OutputKind, int] = {OutputKind.TEXT: 60_000, OutputKind.MARKDOWN: 80_000}
+#: A request for a composition: the verb opens a sentence or follows "please" / "can you";
+#: "What else did she write?" or "in the draft of 2017" ask for a short answer.
+_COMPOSITION = re.compile(
+    r"(?:^|[.!?:;\n]\s*|\b(?:please|now|then|also)\s+|\b(?:can|could|would|will) you\s+)"
+    r"(?:explain|describe|write|draft|summari[sz]e|discuss|compare|outline|elaborate|"
+    r"analy[sz]e|justify|document)\b|\bin detail\b|\bstep[- ]by[- ]step\b|\bessay\b",
     re.I,
 )
-#: Characters a useful output of each kind usually has at least / at most.
-EXPECTED_CHARS: dict[OutputKind, tuple[int, int]] = {
-    OutputKind.TEXT: (40, 60_000),
-    OutputKind.MARKDOWN: (60, 80_000),
-    OutputKind.PYTHON: (15, 120_000),
-    OutputKind.JSON: (2, 150_000),
-    OutputKind.SQL: (8, 40_000),
-}
+#: A reply that acknowledges and says nothing; judged only when no task says otherwise.
+_EMPTY_REPLY = re.compile(
+    r"^\s*(?:done|ok(?:ay)?|sure|certainly|completed?|finished|will do|as requested|"
+    r"here (?:it is|you go)|see (?:above|below|attached)|task complete(?:d)?)[\s.!]*$",
+    re.I,
+)
+_PROSE = (OutputKind.TEXT, OutputKind.MARKDOWN)
 _S = Dimension.SUBSTANCE
 
 
-def check_substance(output: NodeOutput) -> list[Finding]:
-    """Filler, repetition, placeholders, and length against what the kind usually needs."""
-    found = _length_fit(output)
-    found.extend(_filler(output.content))
-    if output.kind in (OutputKind.TEXT, OutputKind.MARKDOWN):
+def check_substance(
+    output: NodeOutput, *, task: str | None = None, contract: OutputContract | None = None
+) -> list[Finding]:
+    """Filler, repetition, stubs, emptiness, and length against what was asked."""
+    found = check_filler(output)
+    if output.kind in _PROSE:
+        found.extend(_prose_length(output, task, contract))
         found.extend(_repetition(output.content))
     elif output.kind is OutputKind.PYTHON:
-        found.extend(_python_stubs(output.content))
-    elif output.kind is OutputKind.JSON:
+        tree = python_tree(output.content)
+        if not isinstance(tree, ParseFailure):
+            wanted = task_names(task) | set(contract.required_fields if contract else ())
+            found.extend(_python_does_nothing(tree))
+            found.extend(python_stubs(tree, wanted))
+    elif output.kind is OutputKind.SQL:
+        found.extend(_sql_reads_nothing(output.content, task))
+    elif contract is None or contract.json_schema is None:
+        # A declared schema is the authority on shape: {} or null it accepts is not empty.
         found.extend(_json_emptiness(output.content))
     return found
 
 
-def _length_fit(output: NodeOutput) -> list[Finding]:
-    low, high = EXPECTED_CHARS[output.kind]
+def asks_for_composition(task: str | None) -> bool:
+    """Whether the task asks for a composition rather than an answer."""
+    return bool(task) and _COMPOSITION.search(task or "") is not None
+
+
+def expected_min_chars(kind: OutputKind, task: str | None, contract: OutputContract | None) -> int:
+    """The fewest characters useful prose needs, from the contract, the task, or the kind."""
+    if kind not in _PROSE or (contract is not None and contract.min_length is not None):
+        return 0  # code and data are judged by content; the Floor enforces min_length
+    if task:
+        return COMPOSITION_MIN_CHARS if asks_for_composition(task) else 0
+    return PROSE_MIN_CHARS[kind]
+
+
+def _prose_length(
+    output: NodeOutput, task: str | None, contract: OutputContract | None
+) -> list[Finding]:
     size = len(output.content.strip())
+    low = expected_min_chars(output.kind, task, contract)
     if size < low:
+        return [_thin(f"{size} characters; this answer needs at least {low}")]
+    if not task and _EMPTY_REPLY.match(output.content):
+        return [_thin("an acknowledgement with no content")]
+    high = PROSE_MAX_CHARS[output.kind]
+    if (contract is None or contract.max_length is None) and size > high:
         return [
             finding(
                 _S,
-                "TooThin",
-                f"{size} characters; a {output.kind} output usually has at least {low}",
-                0.5,
-                fix="Provide the full content the task asks for",
-            )
-        ]
-    if size > high:
-        return [
-            finding(
-                _S,
-                "Bloated",
+                IssueCode.BLOATED,
                 f"{size} characters; more than the usual {high}",
                 0.2,
                 fix="Cut repetition and material the task did not ask for",
@@ -69,100 +109,71 @@ def _length_fit(output: NodeOutput) -> list[Finding]:
     return []
 
 
-def _filler(content: str) -> list[Finding]:
-    hits = _FILLER.findall(content)
-    if not hits:
+def _python_does_nothing(tree: ast.Module) -> list[Finding]:
+    """A module of nothing but docstrings, imports, ``pass`` and ``...``."""
+    if any(not _inert(statement) for statement in tree.body):
         return []
-    total = max(1, len(words(content)))
-    density = len(hits) * 4 / total
-    penalty = min(0.9, 0.25 + 2.0 * density)
-    shown = ", ".join(sorted({h.lower() for h in hits})[:5])
-    return [
-        finding(
-            _S,
-            "Filler",
-            f"placeholder or filler text: {shown}",
-            penalty,
-            fix="Replace placeholders with real content",
-        )
-    ]
+    return [_thin("the module defines and does nothing")]
+
+
+def _inert(statement: ast.stmt) -> bool:
+    if isinstance(statement, ast.Pass | ast.Import | ast.ImportFrom):
+        return True
+    return isinstance(statement, ast.Expr) and isinstance(statement.value, ast.Constant)
+
+
+def _sql_reads_nothing(content: str, task: str | None) -> list[Finding]:
+    """``SELECT 1`` for "the query over search_queries": the query reads no data."""
+    named = task_names(task)
+    statements = sql_statements(content)
+    if not named or isinstance(statements, ParseFailure):
+        return []
+    if any(s.find(exp.Table) is not None for s in statements):
+        return []
+    text = content.casefold()
+    missing = sorted(n for n in named if n.casefold() not in text)
+    if not missing:
+        return []
+    return [_thin(f"the SQL reads no table, though the task names {', '.join(missing[:3])}")]
+
+
+def _thin(message: str) -> Finding:
+    return finding(
+        _S, IssueCode.TOO_THIN, message, 0.5, fix="Provide the full content the task asks for"
+    )
 
 
 def _repetition(content: str) -> list[Finding]:
     found: list[Finding] = []
-    tokens = words(content)
+    text = prose_text(content)
+    tokens = words(text)
     if len(tokens) >= 30:
         unique = len(set(tokens)) / len(tokens)
         if unique < 0.3:
             found.append(
                 finding(
                     _S,
-                    "Repetitive",
+                    IssueCode.REPETITIVE,
                     f"only {unique:.0%} of the words are distinct",
                     min(0.8, (0.3 - unique) * 3 + 0.4),
                     fix="Say each thing once; add the missing substance",
                 )
             )
-    lines = [ln.strip().lower() for ln in content.splitlines() if len(ln.strip()) > 10]
+    # Lines of prose only: table rules, separators and code repeat by nature.
+    lines = [ln.strip().lower() for ln in text.splitlines() if len(words(ln)) >= 3]
     if len(lines) >= 4:
         repeats = sum(c - 1 for c in Counter(lines).values() if c > 1)
         if repeats / len(lines) >= 0.25:
             found.append(
                 finding(
                     _S,
-                    "RepeatedLines",
+                    IssueCode.REPEATED_LINES,
                     f"{repeats} of {len(lines)} lines repeat earlier ones",
                     0.5,
                     fix="Remove duplicated lines",
                 )
             )
     return found
-
-
-def _python_stubs(content: str) -> list[Finding]:
-    tree = python_tree(content)
-    if isinstance(tree, ParseFailure):
-        return []
-    functions = [n for n in ast.walk(tree) if isinstance(n, ast.FunctionDef | ast.AsyncFunctionDef)]
-    stubs = [f.name for f in functions if _is_stub(f.body)]
-    if not stubs:
-        return []
-    share = len(stubs) / len(functions)
-    return [
-        finding(
-            _S,
-            "StubBody",
-            f"functions with no implementation: {', '.join(stubs[:5])}",
-            min(0.9, 0.3 + 0.6 * share),
-            field=stubs[0],
-            fix="Implement the stubbed functions",
-        )
-    ]
-
-
-def _is_stub(body: list[ast.stmt]) -> bool:
-    statements = [
-        s
-        for s in body
-        if not (
-            isinstance(s, ast.Expr)
-            and isinstance(s.value, ast.Constant)
-            and isinstance(s.value.value, str)
-        )
-    ]
-    if not statements:
-        return True
-    if len(statements) != 1:
-        return False
-    only = statements[0]
-    if isinstance(only, ast.Pass):
-        return True
-    if isinstance(only, ast.Expr) and isinstance(only.value, ast.Constant):
-        return only.value.value is Ellipsis
-    if isinstance(only, ast.Raise) and only.exc is not None:
-        target = only.exc.func if isinstance(only.exc, ast.Call) else only.exc
-        return isinstance(target, ast.Name) and target.id == "NotImplementedError"
-    return False
 
 
 def _json_emptiness(content: str) -> list[Finding]:
@@ -174,7 +185,7 @@ def _json_emptiness(content: str) -> list[Finding]:
         return [
             finding(
                 _S,
-                "EmptyDocument",
+                IssueCode.EMPTY_DOCUMENT,
                 "the document holds no values",
                 0.7,
                 fix="Fill in the fields the task asks for",
@@ -185,7 +196,7 @@ def _json_emptiness(content: str) -> list[Finding]:
         return [
             finding(
                 _S,
-                "BlankValues",
+                IssueCode.BLANK_VALUES,
                 f"{blank} of {len(leaves)} values are null or empty",
                 0.5,
                 fix="Provide values for the empty fields",

@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from schemas.quality import Dimension
-from schemas.request import NodeOutput
+from schemas.request import NodeOutput, OutputContract
 from schemas.result import WallIssue, WallResolution, WallResult
 from workers.evaluate.consistency import check_consistency
 from workers.evaluate.findings import Finding, score_after
@@ -29,10 +29,16 @@ class WallScores:
         return min(self.scores.values())
 
 
-def score_wall(output: NodeOutput) -> WallScores:
-    """Run the three deterministic Wall checks."""
+def score_wall(
+    output: NodeOutput, *, task: str | None = None, contract: OutputContract | None = None
+) -> WallScores:
+    """Run the three deterministic Wall checks.
+
+    ``task`` and ``contract`` set what substance expects: a short answer to a question is
+    not thin, and a document its schema accepts is not empty.
+    """
     by_dimension = {
-        Dimension.SUBSTANCE: check_substance(output),
+        Dimension.SUBSTANCE: check_substance(output, task=task, contract=contract),
         Dimension.CONSISTENCY: check_consistency(output),
         Dimension.GROUNDING: check_grounding(output),
     }
