@@ -1,26 +1,33 @@
 """Wall, grounding: do references resolve, are claims supported, do citations look real?
 
 These are the hallucination checks that need no network: citation markers must point at
-a reference entry, author-year citations must carry a plausible year, URLs must be
-well formed, sweeping claims need a citation, and code must not use names it never defines.
+a reference entry or a given source, author-year citations must carry a plausible year,
+URLs must be well formed, sweeping claims need a citation, code must not use names it
+never binds nor standard-library APIs that do not exist, and (when the request carries
+``sources``) names, numbers and quotations must be found in what the node was given.
 """
 
 from __future__ import annotations
 
-import ast
-import builtins
 import re
+from collections.abc import Sequence
 from datetime import UTC, datetime
 
 from sqlglot import exp
 
 from schemas.quality import Dimension
-from schemas.request import NodeOutput, OutputKind
+from schemas.request import NodeOutput, OutputKind, Source
+from workers.evaluate.binder import unbound_names
+from workers.evaluate.claims import prose_of
 from workers.evaluate.findings import Finding, finding, sentences
+from workers.evaluate.input_support import check_against_input
 from workers.evaluate.parsed import ParseFailure, python_tree, sql_statements
+from workers.evaluate.sources import node_input
+from workers.evaluate.stdlib_api import hallucinated_apis
 
 _G = Dimension.GROUNDING
-_MARKER = re.compile(r"\[(\d{1,3})\](?!:|\()")
+#: ``[2]`` in prose; not ``x[2]``, ``[[2]``, ``[2]:`` (an entry) or ``[2](url)`` (a link).
+_MARKER = re.compile(r"(?<![\w\]\[])\[(\d{1,3})\](?![:(\[])")
 _ENTRY = re.compile(r"^\s*(?:\[(\d{1,3})\]:?|(\d{1,3})\.)\s+\S", re.M)
 _AUTHOR_YEAR = re.compile(
     r"\(([A-Z][A-Za-z\-]+(?: et al\.)?(?: (?:and|&) [A-Z][A-Za-z\-]+)?),? "
@@ -38,26 +45,55 @@ _CLAIM = re.compile(
     re.I,
 )
 _CITED = re.compile(r"\[\d{1,3}\]|\([A-Z][A-Za-z\-]+(?: et al\.)?,? \d{4}\)|https?://")
-_LATEST_YEAR = datetime.now(UTC).year
-_BUILTINS = set(dir(builtins)) | {"__name__", "__file__", "__doc__", "__builtins__"}
+_PROSE = (OutputKind.TEXT, OutputKind.MARKDOWN, OutputKind.JSON)
+#: Self-contained findings listed; those against the input are bounded on their own.
+MAX_FINDINGS = 8
+NO_SOURCES = "no sources given: names, numbers and quotations were not checked against the input"
+WITH_SOURCES = "checked against the task and {n} given source(s)"
 
 
-def check_grounding(output: NodeOutput) -> list[Finding]:
-    """Citations, URLs and claims in prose; undefined names in code and SQL."""
+def check_grounding(
+    output: NodeOutput,
+    *,
+    task: str | None = None,
+    sources: Sequence[Source] = (),
+    year: int | None = None,
+) -> list[Finding]:
+    """Every grounding check that applies to the output's kind.
+
+    Citations, URLs and claims in prose; unbound names and invented APIs in code;
+    unknown qualifiers in SQL; and, given ``sources``, support in the node's input.
+
+    ``year`` is the latest plausible citation year; the clock is read when the check
+    runs (never at import), so a long-lived worker does not freeze it.
+    """
+    latest = year if year is not None else datetime.now(UTC).year
     found = _urls(output.content)
-    if output.kind in (OutputKind.TEXT, OutputKind.MARKDOWN, OutputKind.JSON):
-        found.extend(_citations(output.content))
-        found.extend(_claims(output.content))
+    prose = prose_of(output) if output.kind in _PROSE else ""
+    if output.kind in _PROSE:
+        found.extend(_citations(prose, latest, cited_by_source=bool(sources)))
+        found.extend(_claims(prose))
     elif output.kind is OutputKind.PYTHON:
-        found.extend(_undefined_names(output.content))
+        found.extend(_python_names(output.content))
     elif output.kind is OutputKind.SQL:
         found.extend(_unknown_qualifiers(output.content))
-    return found[:8]
+    found = found[:MAX_FINDINGS]
+    if sources and prose:
+        found.extend(check_against_input(prose, node_input(task, sources)))
+    return found
 
 
-def _citations(content: str) -> list[Finding]:
+def grounding_scope(sources: Sequence[Source]) -> str:
+    """What the grounding dimension's justification says about the input it used."""
+    return WITH_SOURCES.format(n=len(sources)) if sources else NO_SOURCES
+
+
+def _citations(content: str, latest_year: int, *, cited_by_source: bool) -> list[Finding]:
+    """Markers without a reference entry; with sources, resolving them is the input's job."""
     entries = {a or b for a, b in _ENTRY.findall(content)}
-    markers = sorted({m for m in _MARKER.findall(content)}, key=int)
+    markers = sorted({m for m in _MARKER.findall(content) if int(m) >= 1}, key=int)
+    if cited_by_source:
+        markers = []
     found = [
         finding(
             _G,
@@ -71,7 +107,7 @@ def _citations(content: str) -> list[Finding]:
         if m not in entries
     ]
     for author, year in _AUTHOR_YEAR.findall(content):
-        if not 1800 <= int(year) <= _LATEST_YEAR:
+        if not 1800 <= int(year) <= latest_year:
             found.append(
                 finding(
                     _G,
@@ -117,35 +153,11 @@ def _claims(content: str) -> list[Finding]:
     ]
 
 
-def _undefined_names(content: str) -> list[Finding]:
+def _python_names(content: str) -> list[Finding]:
     tree = python_tree(content)
     if isinstance(tree, ParseFailure):
         return []
-    if any(
-        isinstance(n, ast.ImportFrom) and any(a.name == "*" for a in n.names)
-        for n in ast.walk(tree)
-    ):
-        return []
-    defined = set(_BUILTINS)
-    loaded: dict[str, int] = {}
-    for node in ast.walk(tree):
-        if isinstance(node, ast.Name):
-            if isinstance(node.ctx, ast.Load):
-                loaded.setdefault(node.id, node.lineno)
-            else:
-                defined.add(node.id)
-        elif isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
-            defined.add(node.name)
-        elif isinstance(node, ast.arg):
-            defined.add(node.arg)
-        elif isinstance(node, ast.Import | ast.ImportFrom):
-            defined.update((a.asname or a.name).split(".")[0] for a in node.names)
-        elif isinstance(node, ast.ExceptHandler) and node.name:
-            defined.add(node.name)
-        elif isinstance(node, ast.Global | ast.Nonlocal):
-            defined.update(node.names)
-    missing = sorted((line, name) for name, line in loaded.items() if name not in defined)
-    return [
+    found = [
         finding(
             _G,
             "UndefinedName",
@@ -154,8 +166,20 @@ def _undefined_names(content: str) -> list[Finding]:
             field=name,
             fix=f"Import or define {name}",
         )
-        for line, name in missing[:3]
+        for line, name in unbound_names(tree)[:3]
     ]
+    found += [
+        finding(
+            _G,
+            "HallucinatedAPI",
+            f"{dotted} (line {line}) does not exist in the standard library",
+            0.45,
+            field=dotted,
+            fix=f"Use a function {dotted.rsplit('.', 1)[0]} really has (check its documentation)",
+        )
+        for line, dotted in hallucinated_apis(tree)[:3]
+    ]
+    return found
 
 
 def _unknown_qualifiers(content: str) -> list[Finding]:

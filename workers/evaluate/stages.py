@@ -26,6 +26,7 @@ from schemas.stages import IssueCode
 from workers.evaluate.confidence import aggregate_confidence
 from workers.evaluate.findings import Finding
 from workers.evaluate.floor import check_floor
+from workers.evaluate.grounding import grounding_scope
 from workers.evaluate.thresholds import JUSTIFY_ABOVE
 from workers.evaluate.wall import score_wall, wall_result
 
@@ -79,7 +80,12 @@ def run_stage1(request: ReviewRequest, *, wall_judge: WallJudge | None = None) -
     else:
         if wall_judge is not None:
             judgement = wall_judge(request)
-        scores = score_wall(request.output, task=request.task, contract=request.contract)
+        scores = score_wall(
+            request.output,
+            task=request.task,
+            contract=request.contract,
+            sources=request.sources,
+        )
         wall_scores = dict(scores.scores)
         for dimension, verdict in judgement.scores.items():
             if dimension in wall_scores:
@@ -92,6 +98,8 @@ def run_stage1(request: ReviewRequest, *, wall_judge: WallJudge | None = None) -
             issues += (_judge_unavailable(judgement.error),)
         wall = wall_result(grade, issues, feeds_critical_path=request.feeds_critical_path)
         justifications = _wall_justifications(scores.findings, judgement.scores)
+        scope = grounding_scope(request.sources)
+        justifications[Dimension.GROUNDING] = f"{scope}; {justifications[Dimension.GROUNDING]}"
         quality = _vector(
             structure=DimensionScore.scored(1.0, "parses and meets its declared contract"),
             wall={d: DimensionScore.scored(v, justifications[d]) for d, v in wall_scores.items()},

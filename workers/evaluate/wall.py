@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 from schemas.quality import Dimension
-from schemas.request import NodeOutput, OutputContract
+from schemas.request import NodeOutput, OutputContract, Source
 from schemas.result import WallIssue, WallResolution, WallResult
 from workers.evaluate.consistency import check_consistency
 from workers.evaluate.findings import Finding, score_after
@@ -30,21 +31,31 @@ class WallScores:
 
 
 def score_wall(
-    output: NodeOutput, *, task: str | None = None, contract: OutputContract | None = None
+    output: NodeOutput,
+    *,
+    task: str | None = None,
+    contract: OutputContract | None = None,
+    sources: Sequence[Source] = (),
 ) -> WallScores:
     """Run the three deterministic Wall checks.
 
     ``task`` and ``contract`` set what substance expects: a short answer to a question is
-    not thin, and a document its schema accepts is not empty.
+    not thin, and a document its schema accepts is not empty. ``task`` and ``sources``
+    are the node's input, which grounding checks the output against. Each finding lowers
+    the dimension it names (a contradiction of the input is a consistency defect).
     """
-    by_dimension = {
-        Dimension.SUBSTANCE: check_substance(output, task=task, contract=contract),
-        Dimension.CONSISTENCY: check_consistency(output),
-        Dimension.GROUNDING: check_grounding(output),
-    }
+    findings = (
+        *check_substance(output, task=task, contract=contract),
+        *check_consistency(output),
+        *check_grounding(output, task=task, sources=sources),
+    )
+    dimensions = (Dimension.SUBSTANCE, Dimension.CONSISTENCY, Dimension.GROUNDING)
     return WallScores(
-        scores={d: round(score_after(f), 4) for d, f in by_dimension.items()},
-        findings=tuple(f for found in by_dimension.values() for f in found),
+        scores={
+            d: round(score_after(f for f in findings if f.issue.dimension is d), 4)
+            for d in dimensions
+        },
+        findings=findings,
     )
 
 

@@ -1,0 +1,129 @@
+"""Which names a Python module uses but never binds (the ``UndefinedName`` check).
+
+Every binding form counts: assignments and their star, tuple and walrus targets (also
+from inside comprehensions), ``for``/``with``/``except ... as`` targets, imports at any
+depth, function and class names, parameters, ``global``/``nonlocal``, ``del``, ``match``
+capture patterns (``case Point(x=px)``, ``case [a, *rest]``, ``case {"k": v, **kw}``,
+``case _ as y``), 3.12 type parameters, and the names Python itself provides
+(builtins, module dunders, ``__class__`` in methods, ``__module__``/``__qualname__`` in
+class bodies).
+
+The check is deliberately lenient about scope: a name bound anywhere in the module
+counts as bound everywhere. It reports only names bound nowhere, which is what a
+hallucinated helper or a forgotten import looks like, and never a scoping subtlety.
+"""
+
+from __future__ import annotations
+
+import ast
+import builtins
+
+#: Names every module can use without binding them.
+PROVIDED = frozenset(dir(builtins)) | {
+    "__name__",
+    "__file__",
+    "__doc__",
+    "__builtins__",
+    "__spec__",
+    "__loader__",
+    "__package__",
+    "__path__",
+    "__annotations__",
+    "__cached__",
+    "__class__",
+    "__module__",
+    "__qualname__",
+    "WindowsError",
+}
+
+
+class _Binder(ast.NodeVisitor):
+    def __init__(self) -> None:
+        self.bound: set[str] = set()
+        self.loaded: dict[str, int] = {}
+        self.star_import = False
+
+    def visit_Name(self, node: ast.Name) -> None:
+        if isinstance(node.ctx, ast.Load):
+            self.loaded.setdefault(node.id, node.lineno)
+        else:
+            self.bound.add(node.id)
+
+    def visit_FunctionDef(self, node: ast.FunctionDef | ast.AsyncFunctionDef) -> None:
+        self.bound.add(node.name)
+        self._type_params(node)
+        self.generic_visit(node)
+
+    visit_AsyncFunctionDef = visit_FunctionDef
+
+    def visit_ClassDef(self, node: ast.ClassDef) -> None:
+        self.bound.add(node.name)
+        self._type_params(node)
+        self.generic_visit(node)
+
+    def visit_arg(self, node: ast.arg) -> None:
+        self.bound.add(node.arg)
+        self.generic_visit(node)
+
+    def visit_Import(self, node: ast.Import | ast.ImportFrom) -> None:
+        for alias in node.names:
+            if alias.name == "*":
+                self.star_import = True
+            else:
+                self.bound.add((alias.asname or alias.name).split(".")[0])
+
+    visit_ImportFrom = visit_Import
+
+    def visit_ExceptHandler(self, node: ast.ExceptHandler) -> None:
+        if node.name:
+            self.bound.add(node.name)
+        self.generic_visit(node)
+
+    def visit_Global(self, node: ast.Global | ast.Nonlocal) -> None:
+        self.bound.update(node.names)
+
+    visit_Nonlocal = visit_Global
+
+    def visit_MatchAs(self, node: ast.MatchAs) -> None:
+        if node.name:
+            self.bound.add(node.name)
+        self.generic_visit(node)
+
+    def visit_MatchStar(self, node: ast.MatchStar) -> None:
+        if node.name:
+            self.bound.add(node.name)
+
+    def visit_MatchMapping(self, node: ast.MatchMapping) -> None:
+        if node.rest:
+            self.bound.add(node.rest)
+        self.generic_visit(node)
+
+    def generic_visit(self, node: ast.AST) -> None:
+        # 3.12 ``type X = ...`` statements and type parameters; absent before 3.12.
+        if type(node).__name__ in ("TypeAlias", "TypeVar", "ParamSpec", "TypeVarTuple"):
+            name = getattr(node, "name", None)
+            if isinstance(name, str):
+                self.bound.add(name)
+        super().generic_visit(node)
+
+    def _type_params(self, node: ast.AST) -> None:
+        for param in getattr(node, "type_params", ()):
+            name = getattr(param, "name", None)
+            if isinstance(name, str):
+                self.bound.add(name)
+
+
+def unbound_names(tree: ast.Module) -> list[tuple[int, str]]:
+    """``(line, name)`` of each name loaded but bound nowhere, first use first.
+
+    A ``from m import *`` hides what is bound, so such modules report nothing.
+    """
+    binder = _Binder()
+    binder.visit(tree)
+    if binder.star_import:
+        return []
+    return sorted(
+        (line, name)
+        for name, line in binder.loaded.items()
+        if name not in binder.bound and name not in PROVIDED
+    )

@@ -1,0 +1,190 @@
+"""Grounding against what the node was given: citations, quotations, names and numbers.
+
+Runs only when the request carries ``sources``: without them there is nothing to check
+an output's claims against, and nothing is guessed. Each unsupported or contradicted
+span becomes its own issue naming the span and the part of the input it was checked
+against, so iteration feedback can say exactly what to fix.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+
+from schemas.quality import Dimension
+from workers.evaluate.claims import UnitKind, claim_sentences, quotations
+from workers.evaluate.findings import Finding, finding, sentences
+from workers.evaluate.lexicon import squash
+from workers.evaluate.sources import InputText, NodeInput
+from workers.evaluate.support import (
+    Contradiction,
+    SupportReport,
+    Unsupported,
+    check_support,
+    unit_penalty,
+)
+
+_G = Dimension.GROUNDING
+#: Issues listed one by one; the rest are summed into one issue (their cost kept).
+MAX_LISTED = 10
+#: What a contradiction costs consistency: a stated fact the input gives differently.
+CONTRADICTION_PENALTY = 0.3
+#: What a quotation the input does not contain costs.
+QUOTE_PENALTY = 0.3
+#: What a citation of a source that was not given costs.
+UNRESOLVED_PENALTY = 0.3
+_ID_MARKER = re.compile(r"(?<![\w\]\[])\[([A-Za-z0-9][A-Za-z0-9_.:@/\-]{0,79})\](?![(\[:])")
+_URL = re.compile(r"\bhttps?://[^\s)\]>\"']+", re.I)
+
+
+def check_against_input(prose: str, given: NodeInput) -> list[Finding]:
+    """Citations resolve, quotations occur, names and numbers are supported."""
+    found = _citations(prose, given) + _quotations(prose, given)
+    report = check_support(claim_sentences(prose), given)
+    found += _support_findings(report)
+    found += [_contradiction(c) for c in report.contradictions]
+    return _bounded(found)
+
+
+def _citations(prose: str, given: NodeInput) -> list[Finding]:
+    wanted = [m for m in _ID_MARKER.findall(prose) if _looks_cited(m, given)]
+    wanted += [u.rstrip(".,;:") for u in _URL.findall(prose)] if _has_urls(given) else []
+    missing = [w for w in dict.fromkeys(wanted) if given.resolve(w) is None]
+    return [
+        finding(
+            _G,
+            "UnresolvedCitation",
+            f"[{w}] cites no source the node was given "
+            f"({len(given.sources)} given: {_names(given.sources)})",
+            UNRESOLVED_PENALTY,
+            field="citations",
+            fix=f"Cite one of the given sources (by number, id or URL) instead of {w}",
+        )
+        for w in missing
+    ]
+
+
+def _looks_cited(marker: str, given: NodeInput) -> bool:
+    """A bracketed number, a given id, or something shaped like an id (``doc-3``)."""
+    if marker.isdigit():
+        return int(marker) >= 1
+    if given.resolve(marker) is not None:
+        return True
+    return any(c.isdigit() for c in marker) and any(c.isalpha() for c in marker)
+
+
+def _has_urls(given: NodeInput) -> bool:
+    return any(s.url for s in given.sources)
+
+
+def _names(texts: Sequence[InputText]) -> str:
+    shown = ", ".join(t.ref for t in texts[:5])
+    return shown + (", ..." if len(texts) > 5 else "")
+
+
+def _quotations(prose: str, given: NodeInput) -> list[Finding]:
+    found: list[Finding] = []
+    for sentence in sentences(prose):
+        cited = [given.resolve(m) for m in _ID_MARKER.findall(sentence)]
+        targets = [t for t in cited if t is not None] or list(given.texts)
+        for quote in quotations(sentence):
+            needle = squash(quote)
+            if any(needle in t.squashed for t in targets):
+                continue
+            where = " or ".join(t.label for t in targets[:3])
+            found.append(
+                finding(
+                    _G,
+                    "UnsupportedQuote",
+                    f"the quotation {quote[:120]!r} does not occur in {where}",
+                    QUOTE_PENALTY,
+                    field="quotes",
+                    fix="Quote the source word for word, or paraphrase without quotation marks",
+                )
+            )
+    return found
+
+
+def _support_findings(report: SupportReport) -> list[Finding]:
+    found: list[Finding] = []
+    words: dict[int, list[Unsupported]] = {}
+    for item in report.unsupported:
+        if item.unit.kind is UnitKind.WORD:
+            words.setdefault(item.unit.sentence, []).append(item)
+        else:
+            found.append(_unsupported(item, unit_penalty(item, report)))
+    for group in words.values():
+        spans = ", ".join(repr(i.unit.text) for i in group[:6])
+        found.append(
+            finding(
+                _G,
+                "UnsupportedWording",
+                f"{spans} in {_sentence_of(group[0])} not found in {group[0].checked}",
+                sum(unit_penalty(i, report) for i in group),
+                field="claims",
+                fix="State only what the sources say, or cite where the rest comes from",
+            )
+        )
+    return found
+
+
+def _sentence_of(item: Unsupported) -> str:
+    return f"sentence {item.unit.sentence + 1}"
+
+
+def _unsupported(item: Unsupported, penalty: float) -> Finding:
+    kind = item.unit.kind.value
+    if item.unlinked:
+        return finding(
+            _G,
+            "UnlinkedClaim",
+            f"{item.unit.text!r} occurs in the input, but never together with the other "
+            f"names or numbers of {_sentence_of(item)} (checked against {item.checked})",
+            penalty,
+            field=item.unit.text,
+            fix=f"Check what the sources say about {item.unit.text}; relate only what they relate",
+        )
+    code = "UnsupportedNumber" if item.unit.kind is UnitKind.NUMBER else "UnsupportedName"
+    missing = ", ".join(item.missing)
+    return finding(
+        _G,
+        code,
+        f"the {kind} {item.unit.text!r} ({missing}) is not in the input "
+        f"(checked against {item.checked})",
+        penalty,
+        field=item.unit.text,
+        fix=f"Use the {kind} the sources give, or drop {item.unit.text!r}",
+    )
+
+
+def _contradiction(item: Contradiction) -> Finding:
+    about = ", ".join(item.about)
+    return finding(
+        Dimension.CONSISTENCY,
+        "ContradictsInput",
+        f"the output says {item.unit.text} where {item.checked} says {item.given} (about: {about})",
+        CONTRADICTION_PENALTY,
+        field=item.unit.text,
+        fix=f"Use the input's value ({item.given}) or explain the difference",
+    )
+
+
+def _bounded(found: list[Finding]) -> list[Finding]:
+    """At most ``MAX_LISTED`` issues; the rest are folded into one, their cost kept."""
+    if len(found) <= MAX_LISTED:
+        return found
+    kept, rest = found[: MAX_LISTED - 1], found[MAX_LISTED - 1 :]
+    for dimension in dict.fromkeys(f.issue.dimension for f in rest):
+        mine = [f for f in rest if f.issue.dimension is dimension]
+        kept.append(
+            finding(
+                dimension,
+                "MoreUnsupported",
+                f"{len(mine)} more unsupported or contradicted spans, e.g. "
+                f"{mine[0].issue.message[:160]}",
+                sum(f.penalty for f in mine),
+                field="claims",
+                fix="Check every name, number and quotation against the sources",
+            )
+        )
+    return kept

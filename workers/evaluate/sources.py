@@ -1,0 +1,183 @@
+"""The node's input (its task and its sources), indexed once for the support checks.
+
+What the node was given is the only thing an output can be grounded in without a model
+or a network: a name, number or quotation that appears nowhere in the input was either
+brought in from elsewhere or made up, and the review says which source it checked.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+from schemas.request import Source
+from workers.evaluate.findings import sentences
+from workers.evaluate.lexicon import Token, fold, prefix, squash, tokens, unjoin
+
+#: Content words either side of a number that say what it counts.
+CONTEXT_WORDS = 4
+#: Consecutive input sentences within which two names count as related.
+LINK_SENTENCES = 3
+_MAX_ACRONYM = 6
+_SCALES = {"thousand": 1e3, "million": 1e6, "billion": 1e9}
+
+
+@dataclass(frozen=True, slots=True)
+class NumberMention:
+    """A number in a text and the content words around it (what it is a number of)."""
+
+    text: str
+    value: float
+    context: frozenset[str]
+
+
+@dataclass(frozen=True, slots=True)
+class InputText:
+    """One part of the node's input: the task, or one source."""
+
+    ref: str
+    """``task``, or the source's id."""
+    is_task: bool
+    label: str
+    """How a review names it: ``the task``, ``source [2] 'doc-7'``."""
+    url: str | None
+    squashed: str
+    """Folded text, one space between words: quotations are looked up in it."""
+    keys: frozenset[str]
+    prefixes: frozenset[str]
+    values: frozenset[float]
+    numbers: tuple[NumberMention, ...]
+    acronyms: frozenset[str]
+    sentences: tuple[frozenset[str], ...]
+    """Each sentence's word keys and number values: which claims the text links."""
+
+
+@dataclass(frozen=True, slots=True)
+class NodeInput:
+    """Everything the node was given, and the union the support checks read."""
+
+    texts: tuple[InputText, ...]
+    keys: frozenset[str] = field(default=frozenset())
+    prefixes: frozenset[str] = field(default=frozenset())
+    values: frozenset[float] = field(default=frozenset())
+    acronyms: frozenset[str] = field(default=frozenset())
+
+    @property
+    def sources(self) -> tuple[InputText, ...]:
+        """The sources alone, in request order (index 1 is the first)."""
+        return tuple(t for t in self.texts if not t.is_task)
+
+    def resolve(self, citation: str) -> InputText | None:
+        """The source a citation names: by 1-based index, by id, or by URL."""
+        sources = self.sources
+        wanted = citation.strip()
+        if wanted.isdigit() and 1 <= int(wanted) <= len(sources):
+            return sources[int(wanted) - 1]
+        for source in sources:
+            if wanted == source.ref or (source.url and _same_url(wanted, source.url)):
+                return source
+        return None
+
+
+def node_input(task: str | None, sources: Sequence[Source]) -> NodeInput:
+    """Index the task and the sources."""
+    texts: list[InputText] = []
+    if task:
+        texts.append(_index("task", "the task", None, task, is_task=True))
+    for number, source in enumerate(sources, start=1):
+        body = f"{source.title}\n{source.text}" if source.title else source.text
+        texts.append(_index(source.id, f"source [{number}] {source.id!r}", source.url, body))
+    return NodeInput(
+        texts=tuple(texts),
+        keys=frozenset().union(*(t.keys for t in texts)),
+        prefixes=frozenset().union(*(t.prefixes for t in texts)),
+        values=frozenset().union(*(t.values for t in texts)),
+        acronyms=frozenset().union(*(t.acronyms for t in texts)),
+    )
+
+
+def _index(ref: str, label: str, url: str | None, text: str, *, is_task: bool = False) -> InputText:
+    words = tokens(unjoin(text))
+    numbers = number_mentions(words)
+    return InputText(
+        ref=ref,
+        is_task=is_task,
+        label=label,
+        url=url,
+        squashed=squash(text),
+        keys=frozenset(w.key for w in words) | frozenset(fold(w.text) for w in words),
+        prefixes=frozenset(p for p in (prefix(w.key) for w in words) if p),
+        values=frozenset(n.value for n in numbers),
+        numbers=tuple(numbers),
+        acronyms=_acronyms(words),
+        sentences=_windows([signature(tokens(s)) for s in sentences(unjoin(text))]),
+    )
+
+
+def _windows(signatures: list[set[str]]) -> tuple[frozenset[str], ...]:
+    """Runs of ``LINK_SENTENCES`` consecutive sentences.
+
+    A fact and the sentence that continues it (``He was born in 1988.``) are linked
+    through the pronoun, so a window, not a single sentence, is what relates two names.
+    """
+    if len(signatures) <= LINK_SENTENCES:
+        return (frozenset().union(*signatures),) if signatures else ()
+    return tuple(
+        frozenset().union(*signatures[i : i + LINK_SENTENCES])
+        for i in range(len(signatures) - LINK_SENTENCES + 1)
+    )
+
+
+def signature(words: Sequence[Token]) -> set[str]:
+    """The keys a sentence is matched on: folded words and stems, numbers as values."""
+    out: set[str] = set()
+    for word in words:
+        if word.value is not None and word.text[:1].isdigit():
+            out.add(f"#{word.value:g}")
+        else:
+            out.update((word.key, fold(word.text)))
+    return out
+
+
+def number_mentions(words: Sequence[Token]) -> list[NumberMention]:
+    """Every number with its context; ``2.5 million`` is also read as 2,500,000."""
+    out: list[NumberMention] = []
+    for i, word in enumerate(words):
+        if word.value is None:
+            continue
+        context = context_keys(words, i)
+        out.append(NumberMention(word.text, word.value, context))
+        scale = _SCALES.get(fold(words[i + 1].text)) if i + 1 < len(words) else None
+        if scale is not None:
+            out.append(NumberMention(word.text, word.value * scale, context))
+    return out
+
+
+def context_keys(words: Sequence[Token], at: int) -> frozenset[str]:
+    """Up to ``CONTEXT_WORDS`` content words each side of position ``at``."""
+    before = [w.key for w in words[:at] if not w.stop and w.value is None][-CONTEXT_WORDS:]
+    after = [w.key for w in words[at + 1 :] if not w.stop and w.value is None][:CONTEXT_WORDS]
+    return frozenset(before + after)
+
+
+def _acronyms(words: Sequence[Token]) -> frozenset[str]:
+    """Initials of each run of capitalised words (``Robert Downey Jr.`` gives ``rdj``)."""
+    found: set[str] = set()
+    run: list[str] = []
+    for word in [*words, Token("", "", -1)]:
+        if word.capitalised and word.value is None:
+            run.append(fold(word.text)[0])
+            continue
+        run = run[:_MAX_ACRONYM]
+        if len(run) >= 2:
+            ends = range(len(run) + 1)
+            found.update("".join(run[i:j]) for i in ends for j in ends if j - i >= 2)
+        run = []
+    return frozenset(found)
+
+
+def _same_url(a: str, b: str) -> bool:
+    def norm(url: str) -> str:
+        return fold(url).rstrip("/.,;:").removeprefix("https://").removeprefix("http://")
+
+    return norm(a) == norm(b)

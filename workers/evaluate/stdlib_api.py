@@ -1,0 +1,137 @@
+"""Hallucinated standard-library APIs: ``json.parse``, ``os.path.joinpath``.
+
+A model that writes ``json.parse(text)`` has invented an API; the code fails the first
+time the line runs. The reviewing interpreter's own standard library is the reference:
+a module named in ``sys.stdlib_module_names`` is imported (never a third-party package
+named by the output, and never the output itself) and its attributes are looked up.
+Only names bound by an ``import`` in the output and never rebound are checked, so a
+local variable called ``json`` is left alone.
+"""
+
+from __future__ import annotations
+
+import ast
+import importlib
+import importlib.util
+import sys
+from functools import lru_cache
+from types import ModuleType
+
+#: Standard-library modules whose import has side effects (a browser, printed text, Tk).
+_NEVER_IMPORT = frozenset({"antigravity", "this", "__hello__", "__phello__", "idlelib", "turtle"})
+
+
+def hallucinated_apis(tree: ast.Module) -> list[tuple[int, str]]:
+    """``(line, dotted name)`` of each stdlib attribute the output uses that does not exist."""
+    modules, rebound = _imports(tree)
+    found: set[tuple[int, str]] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+            found.update(
+                (node.lineno, f"{node.module}.{a.name}")
+                for a in node.names
+                if a.name != "*" and _missing(node.module, a.name)
+            )
+        elif isinstance(node, ast.Attribute) and isinstance(node.ctx, ast.Load):
+            chain = _chain(node)
+            if chain is None or chain[0] not in modules or chain[0] in rebound:
+                continue
+            dotted = _first_missing(modules[chain[0]], chain[1:])
+            if dotted is not None:
+                found.add((node.lineno, dotted))
+    return sorted(found)
+
+
+def _imports(tree: ast.Module) -> tuple[dict[str, str], set[str]]:
+    """Names bound to stdlib modules by ``import``, and names bound any other way."""
+    modules: dict[str, str] = {}
+    rebound: set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            for alias in node.names:
+                if alias.asname:
+                    modules[alias.asname] = alias.name
+                else:
+                    top = alias.name.split(".")[0]
+                    modules[top] = top
+        elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+            for alias in node.names:
+                if _is_submodule(node.module, alias.name):
+                    modules[alias.asname or alias.name] = f"{node.module}.{alias.name}"
+                else:
+                    rebound.add(alias.asname or alias.name)
+        elif isinstance(node, ast.Name) and not isinstance(node.ctx, ast.Load):
+            rebound.add(node.id)
+        elif isinstance(node, ast.arg):
+            rebound.add(node.arg)
+        elif isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+            rebound.add(node.name)
+        elif isinstance(node, ast.Global | ast.Nonlocal):
+            rebound.update(node.names)
+    checkable = {k: v for k, v in modules.items() if _stdlib(v)}
+    return checkable, rebound
+
+
+def _chain(node: ast.Attribute) -> list[str] | None:
+    """``os.path.joinpath`` as ``["os", "path", "joinpath"]``; None for ``f().x``."""
+    parts: list[str] = []
+    current: ast.expr = node
+    while isinstance(current, ast.Attribute):
+        parts.append(current.attr)
+        current = current.value
+    if not isinstance(current, ast.Name):
+        return None
+    parts.append(current.id)
+    return parts[::-1]
+
+
+def _first_missing(module: str, attributes: list[str]) -> str | None:
+    """The dotted name of the first attribute that does not exist, walking modules only."""
+    dotted = module
+    for attribute in attributes:
+        if _missing(dotted, attribute):
+            return f"{dotted}.{attribute}"
+        if not _is_submodule(dotted, attribute):
+            return None
+        dotted = f"{dotted}.{attribute}"
+    return None
+
+
+def _stdlib(dotted: str) -> bool:
+    top = dotted.split(".")[0]
+    return top in sys.stdlib_module_names and top not in _NEVER_IMPORT
+
+
+@lru_cache(maxsize=512)
+def _module(dotted: str) -> ModuleType | None:
+    """The stdlib module, imported; None when it cannot be (another platform's module)."""
+    if not _stdlib(dotted):
+        return None
+    try:
+        return importlib.import_module(dotted)
+    except Exception:  # a stdlib module for another platform, or one that needs a device
+        return None
+
+
+@lru_cache(maxsize=4096)
+def _missing(module: str, attribute: str) -> bool:
+    """Whether stdlib ``module`` has no ``attribute`` and no submodule of that name."""
+    loaded = _module(module)
+    if loaded is None or hasattr(loaded, attribute):
+        return False
+    return not _is_submodule(module, attribute)
+
+
+@lru_cache(maxsize=4096)
+def _is_submodule(module: str, attribute: str) -> bool:
+    if not _stdlib(module):
+        return False
+    loaded = _module(module)
+    if loaded is not None and isinstance(getattr(loaded, attribute, None), ModuleType):
+        return True
+    if loaded is None or not hasattr(loaded, "__path__"):
+        return False
+    try:
+        return importlib.util.find_spec(f"{module}.{attribute}") is not None
+    except (ImportError, ValueError):
+        return False

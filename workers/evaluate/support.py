@@ -1,0 +1,229 @@
+"""Is each name, number and content word of the output found in the node's input?
+
+Support is lexical and deliberately literal: a unit is supported when the input states
+it (after folding case, accents and word endings; a number when the input states the
+same value at the output's precision; an acronym when the input spells out the name).
+A number the input gives a different value for, in the same context, is a contradiction.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from workers.evaluate.claims import WEIGHTS, ClaimUnit, Sentence, UnitKind
+from workers.evaluate.lexicon import Token, fold, prefix
+from workers.evaluate.sources import InputText, NodeInput, NumberMention
+
+#: An unlinked name costs this share of an unsupported one: it exists, the relation may not.
+UNLINKED = 0.5
+
+
+@dataclass(frozen=True, slots=True)
+class Unsupported:
+    """A unit, or the part of a name, that the input does not state."""
+
+    unit: ClaimUnit
+    missing: tuple[str, ...]
+    weight: float
+    checked: str
+    """The part of the input it was checked against (the best match for its sentence)."""
+    unlinked: bool = False
+    """Found in the input, but never in one sentence with the claim's other names."""
+
+
+@dataclass(frozen=True, slots=True)
+class Contradiction:
+    """A number the input states differently for the same thing."""
+
+    unit: ClaimUnit
+    given: str
+    checked: str
+    about: tuple[str, ...]
+    """The context words the two numbers share."""
+
+
+@dataclass(frozen=True, slots=True)
+class SupportReport:
+    """What of the output the input supports, by weight."""
+
+    total: float
+    """The checkable weight of the whole output."""
+    key_units: int
+    """How many names and numbers the output states."""
+    unsupported: tuple[Unsupported, ...]
+    contradictions: tuple[Contradiction, ...]
+
+    @property
+    def share(self) -> float:
+        """The unsupported share of the output's checkable weight (0 when nothing checkable)."""
+        if self.total <= 0:
+            return 0.0
+        return min(1.0, sum(u.weight for u in self.unsupported) / self.total)
+
+
+def check_support(sentences: Sequence[Sentence], given: NodeInput) -> SupportReport:
+    """Check every unit of every sentence against the whole input.
+
+    Units that only restate the task (the question's own names, echoed in the answer)
+    are left out of the totals: what an answer claims is what it adds to its task.
+    """
+    task = next((t for t in given.texts if t.is_task), None)
+    total = 0.0
+    key_units = 0
+    seen: set[str] = set()
+    unsupported: list[Unsupported] = []
+    contradictions: list[Contradiction] = []
+    for sentence in sentences:
+        checked: InputText | None = None
+        keyed = [u for u in sentence.units if u.kind is not UnitKind.WORD]
+        for unit in sentence.units:
+            if (task is not None and _restates(unit, task)) or unit.text in seen:
+                continue
+            seen.add(unit.text)
+            weight = WEIGHTS[unit.kind]
+            total += weight
+            key_units += unit.kind is not UnitKind.WORD
+            missing = _missing(unit, given)
+            if not missing:
+                if unit.kind is not UnitKind.WORD and not _linked(unit, keyed, given):
+                    checked = checked or best_match(sentence, given)
+                    label = checked.label if checked else "the input"
+                    unsupported.append(Unsupported(unit, (), weight * UNLINKED, label, True))
+                continue
+            checked = checked or best_match(sentence, given)
+            label = checked.label if checked else "the input"
+            share = len(missing) / max(1, len(unit.words))
+            unsupported.append(Unsupported(unit, missing, weight * share, label))
+            if unit.kind is UnitKind.NUMBER:
+                clash = _contradiction(unit, given)
+                if clash is not None:
+                    contradictions.append(clash)
+    return SupportReport(total, key_units, tuple(unsupported), tuple(contradictions))
+
+
+def _keys(unit: ClaimUnit) -> set[str]:
+    if unit.kind is UnitKind.NUMBER and unit.words[0].value is not None:
+        return {f"#{unit.words[0].value:g}"}
+    return {w.key for w in unit.words}
+
+
+def _linked(unit: ClaimUnit, keyed: Sequence[ClaimUnit], given: NodeInput) -> bool:
+    """Whether the input states ``unit`` near another name or number of its sentence.
+
+    A claim relates its names; the input must relate them too. A sentence with a single
+    name or number has nothing to link.
+    """
+    others = [_keys(u) for u in keyed if u is not unit]
+    if not others:
+        return True
+    mine = _keys(unit)
+    return any(
+        _within(mine, s) and any(_within(o, s) for o in others)
+        for text in given.texts
+        for s in text.sentences
+    )
+
+
+def _within(keys: set[str], window: frozenset[str]) -> bool:
+    """Most of a name's words in the window (``Officer Michael Slager`` is ``Michael Slager``)."""
+    return 2 * len(keys & window) > len(keys)
+
+
+def _restates(unit: ClaimUnit, task: InputText) -> bool:
+    return all(w.key in task.keys or fold(w.text) in task.keys for w in unit.words)
+
+
+def best_match(sentence: Sentence, given: NodeInput) -> InputText | None:
+    """The part of the input sharing the most words with ``sentence``."""
+    keys = {w.key for u in sentence.units for w in u.words}
+    ranked = sorted(given.texts, key=lambda t: (len(keys & t.keys), not t.is_task), reverse=True)
+    return ranked[0] if ranked else None
+
+
+def _missing(unit: ClaimUnit, given: NodeInput) -> tuple[str, ...]:
+    return tuple(w.text for w in unit.words if not _supported(w, unit.kind, given))
+
+
+def _supported(word: Token, kind: UnitKind, given: NodeInput) -> bool:
+    if word.value is not None and word.text[:1].isdigit():
+        return value_supported(word.text, word.value, given.values)
+    folded = fold(word.text)
+    if word.key in given.keys or folded in given.keys:
+        return True
+    if word.value is not None and word.value in given.values:
+        return True
+    if kind is UnitKind.NAME and folded in given.acronyms:
+        return True
+    family = prefix(word.key)
+    return family is not None and family in given.prefixes
+
+
+def value_supported(text: str, value: float, values: frozenset[float]) -> bool:
+    """The input states ``value``, exactly or rounded to the output's precision."""
+    if value in values:
+        return True
+    decimals = len(text.split(".")[1]) if "." in text else 0
+    if decimals == 0 and value >= 10_000:
+        # A round figure (``about 720,000``) is supported by the value it rounds.
+        digits = str(int(value))
+        decimals = -(len(digits) - len(digits.rstrip("0")))
+    return any(round(v, decimals) == value for v in values)
+
+
+def _contradiction(unit: ClaimUnit, given: NodeInput) -> Contradiction | None:
+    (word,) = unit.words
+    if word.value is None:
+        return None
+    best: tuple[int, NumberMention, InputText] | None = None
+    for text in given.texts:
+        for mention in text.numbers:
+            if _year(mention.value) != _year(word.value) or mention.value == word.value:
+                continue
+            shared = len(mention.context & unit.context)
+            if shared and (best is None or shared > best[0]):
+                best = (shared, mention, text)
+    if best is None:
+        return None
+    _, mention, text = best
+    about = tuple(sorted(mention.context & unit.context))
+    return Contradiction(unit, mention.text, text.label, about)
+
+
+def _year(value: float) -> bool:
+    return value.is_integer() and 1000 <= value <= 2100
+
+
+@dataclass(frozen=True, slots=True)
+class Costs:
+    """What an unsupported unit costs the grounding score (see ``unit_penalty``)."""
+
+    word: float = 0.05
+    """Per unsupported content word: eight of them fail an output on the critical path."""
+    name: float = 0.15
+    """Per unsupported name or number: three of them fail it."""
+    share: float = 1.0
+    """Times the unit's share of the output's checkable weight."""
+    key_share: float = 0.6
+    """Times a name's share of the output's names and numbers (its key claims)."""
+
+
+COSTS = Costs()
+
+
+def unit_penalty(item: Unsupported, report: SupportReport, costs: Costs = COSTS) -> float:
+    """The larger of an absolute and two relative costs.
+
+    Absolute: every unsupported word or name costs a little, so many of them fail a long
+    output however much else it says. Relative: the unit's share of the output's
+    checkable weight, and for names and numbers its share of the output's key units, so
+    a short answer whose one name is unsupported fails while a long one barely moves.
+    """
+    part = item.weight / WEIGHTS[item.unit.kind]
+    if item.unit.kind is UnitKind.WORD:
+        absolute, key = costs.word * part, 0.0
+    else:
+        absolute = costs.name * part
+        key = costs.key_share * part / max(1, report.key_units)
+    relative = costs.share * item.weight / report.total if report.total else 0.0
+    return max(absolute, relative, key)
