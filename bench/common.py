@@ -5,6 +5,9 @@ from __future__ import annotations
 import json
 import os
 import platform
+import signal
+import subprocess
+import sys
 import time
 import uuid
 from collections.abc import Iterator, Sequence
@@ -127,9 +130,9 @@ def settings_for(url: str, env: dict[str, str]) -> Settings:
 
 
 @contextmanager
-def private_redis() -> Iterator[PrivateRedis]:
-    """A throwaway redis-server on its own port."""
-    server = PrivateRedis().start()
+def private_redis(*, appendonly: bool = False) -> Iterator[PrivateRedis]:
+    """A throwaway redis-server on its own port (``appendonly``: AOF, as production runs)."""
+    server = PrivateRedis(appendonly=appendonly).start()
     try:
         yield server
     finally:
@@ -150,6 +153,40 @@ def running_fleet(
     with fleet:
         fleet.wait_ready(timeout_s=90)
         yield fleet
+
+
+@contextmanager
+def messages_api_process(latency_s: float) -> Iterator[tuple[subprocess.Popen[str], str]]:
+    """The Messages API double in a process of its own, and its base URL.
+
+    Its own process, so that the server shares no GIL with the callers it serves; stopped
+    with SIGINT, as a person at a terminal stops it (the process's exit code tells whether
+    that is a clean stop).
+    """
+    proc = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "workers.testing.messages_api.server",
+            "--port",
+            "0",
+            "--latency-ms",
+            str(latency_s * 1000),
+        ],
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert proc.stdout is not None
+        line = proc.stdout.readline()
+        if not line.startswith("listening on "):
+            raise RuntimeError(f"server did not start: {line!r}")
+        yield proc, line.split()[-1]
+    finally:
+        proc.send_signal(signal.SIGINT)
+        proc.wait(timeout=10)
+        if proc.stdout is not None:
+            proc.stdout.close()
 
 
 def unique(prefix: str) -> str:

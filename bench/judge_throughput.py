@@ -9,15 +9,13 @@ from __future__ import annotations
 
 import json
 import platform
-import signal
-import subprocess
-import sys
 import time
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 from pydantic import SecretStr
 
+from bench import common
 from schemas.judging import JudgeTask, JudgeTier
 from schemas.quality import CEILING_DIMENSIONS
 from schemas.request import NodeOutput, OutputKind
@@ -28,28 +26,6 @@ LATENCY_S = 0.2
 THREADS = (8, 32, 64)
 ROUNDS = 12
 RESULTS = Path(__file__).parent / "results" / "judge_throughput.json"
-
-
-def start_server() -> tuple[subprocess.Popen[str], str]:
-    proc = subprocess.Popen(
-        [
-            sys.executable,
-            "-m",
-            "workers.testing.messages_api.server",
-            "--port",
-            "0",
-            "--latency-ms",
-            str(LATENCY_S * 1000),
-        ],
-        stdout=subprocess.PIPE,
-        text=True,
-    )
-    assert proc.stdout is not None
-    line = proc.stdout.readline()
-    if not line.startswith("listening on "):
-        proc.kill()
-        raise RuntimeError(f"server did not start: {line!r}")
-    return proc, line.split()[-1]
 
 
 def task(i: int) -> JudgeTask:
@@ -80,18 +56,12 @@ def measure(judge: AnthropicJudge, threads: int) -> dict[str, float]:
 
 
 def main() -> None:
-    proc, base_url = start_server()
-    try:
+    with common.messages_api_process(LATENCY_S) as (_, base_url):
         settings = Settings(
             anthropic_api_key=SecretStr("test-key"), anthropic_base_url=base_url, judge_timeout_s=10
         )
         with AnthropicJudge(settings, max_connections=max(THREADS)) as judge:
             rows = [measure(judge, n) for n in THREADS]
-    finally:
-        proc.send_signal(signal.SIGINT)
-        proc.wait(timeout=10)
-        if proc.stdout is not None:
-            proc.stdout.close()
     print(f"{'threads':>7} {'calls':>6} {'seconds':>8} {'calls/s':>8} {'bound':>6} {'%bound':>7}")
     for r in rows:
         print(

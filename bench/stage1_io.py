@@ -31,7 +31,7 @@ from typing import Any
 import redis
 
 from bench import common
-from bench.judge_throughput import LATENCY_S, start_server
+from bench.judge_throughput import LATENCY_S
 from schemas.result import ReviewResult
 from workers.client import ReviewClient
 from workers.fleet.app import create_app
@@ -174,22 +174,18 @@ def run(
     configs: tuple[tuple[str, int], ...] = CONFIGS, *, out_dir: Path | None = None
 ) -> dict[str, Any]:
     """Every pool configuration; print the table, write ``stage1_io.json``."""
-    server, base_url = start_server()
-    try:
-        with common.private_redis() as redis_server:
-            env = common.fleet_env(
-                common.unique("io"),
-                WINDAGS_JUDGE_BACKEND="anthropic",
-                WINDAGS_ANTHROPIC_API_KEY="test-key",
-                WINDAGS_ANTHROPIC_BASE_URL=base_url,
-                WINDAGS_JUDGE_TIMEOUT_S="10",
-            )
-            rows = [measure(redis_server.url, env, pool, c) for pool, c in configs]
-    finally:
-        server.send_signal(signal.SIGINT)
-        server.wait(timeout=10)
-        if server.stdout is not None:
-            server.stdout.close()
+    with (
+        common.messages_api_process(LATENCY_S) as (_, base_url),
+        common.private_redis() as redis_server,
+    ):
+        env = common.fleet_env(
+            common.unique("io"),
+            WINDAGS_JUDGE_BACKEND="anthropic",
+            WINDAGS_ANTHROPIC_API_KEY="test-key",
+            WINDAGS_ANTHROPIC_BASE_URL=base_url,
+            WINDAGS_JUDGE_TIMEOUT_S="10",
+        )
+        rows = [measure(redis_server.url, env, pool, c) for pool, c in configs]
     print(
         common.table(
             [

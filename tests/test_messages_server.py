@@ -2,9 +2,6 @@
 
 from __future__ import annotations
 
-import signal
-import subprocess
-import sys
 import time
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
@@ -14,6 +11,7 @@ import anthropic
 import httpx2
 import pytest
 
+from bench.common import messages_api_process
 from workers.testing.messages_api.server import Reply, ServerHandle, running_server
 
 TOOL: Any = {
@@ -212,30 +210,10 @@ def test_cache_control_system_is_written_once_then_read(
 
 
 def test_cli_entry_point_serves_until_interrupted() -> None:
-    proc = subprocess.Popen(
-        [
-            sys.executable,
-            "-m",
-            "workers.testing.messages_api.server",
-            "--port",
-            "0",
-            "--latency-ms",
-            "50",
-        ],
-        stdout=subprocess.PIPE,
-        text=True,
-    )
-    try:
-        assert proc.stdout is not None
-        line = proc.stdout.readline()
-        assert line.startswith("listening on http://127.0.0.1:")
-        base_url = line.split()[-1]
+    with messages_api_process(latency_s=0.05) as (proc, base_url):
+        assert base_url.startswith("http://127.0.0.1:")
         with anthropic.Anthropic(api_key="test-key", base_url=base_url, max_retries=0) as sdk:
             started = time.monotonic()
             assert ask(sdk).stop_reason == "tool_use"
             assert time.monotonic() - started >= 0.05
-    finally:
-        proc.send_signal(signal.SIGINT)
-        assert proc.wait(timeout=10) == 0
-        if proc.stdout is not None:
-            proc.stdout.close()
+    assert proc.returncode == 0  # stopped by SIGINT, cleanly
