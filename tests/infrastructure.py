@@ -4,8 +4,12 @@ from __future__ import annotations
 
 import os
 import shutil
+import time
+from collections.abc import Callable, Iterator
+from typing import Any
 
 import pytest
+import redis
 
 from workers.local.redis_server import redis_answers
 
@@ -40,3 +44,40 @@ def require_redis_server() -> None:
     """Return only when ``redis-server`` can be started (private Redis for fault tests)."""
     if shutil.which("redis-server") is None:
         unavailable("redis-server is not on PATH")
+
+
+def shared_database(url: str) -> tuple[Any, Any]:
+    """Session fixtures of one shared Redis database: its URL, and a client of it.
+
+    A test package binds them to the names its tests ask for, e.g.
+    ``redis_url, redis_db = shared_database(REDIS_URL)`` in its conftest (pytest names a
+    fixture after the attribute that holds it). The client's database is emptied once per
+    session: what an earlier run left behind cannot pass for this run's results.
+    """
+
+    @pytest.fixture(scope="session")
+    def database_url() -> str:
+        return require_redis(url)
+
+    @pytest.fixture(scope="session")
+    def database() -> Iterator[redis.Redis]:
+        client = redis.Redis.from_url(require_redis(url))
+        client.flushdb()
+        yield client
+        client.close()
+
+    return database_url, database
+
+
+def wait_until(check: Callable[[], bool], timeout_s: float = 60.0, every_s: float = 0.2) -> bool:
+    """Poll ``check`` until true or ``timeout_s`` passed; the last answer.
+
+    Workers answer asynchronously: a test waits for what it expects, bounded, instead of
+    sleeping a guessed time.
+    """
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        if check():
+            return True
+        time.sleep(every_s)
+    return check()

@@ -12,25 +12,17 @@ from collections.abc import Iterator
 import pytest
 import redis
 
-from tests.infrastructure import SHORT_LIMITS, require_redis
+from bench import common
+from tests.infrastructure import SHORT_LIMITS, shared_database
 from workers.client import ReviewClient
+from workers.fleet.queues import Queue
 from workers.local.launcher import LocalFleet
 from workers.settings import Settings
 
 REDIS_URL = os.environ.get("WINDAGS_TEST_REDIS_URL", "redis://127.0.0.1:6379/9")
 
-
-@pytest.fixture(scope="session")
-def redis_url() -> str:
-    return require_redis(REDIS_URL)
-
-
-@pytest.fixture(scope="session")
-def redis_db(redis_url: str) -> Iterator[redis.Redis]:
-    client = redis.Redis.from_url(redis_url)
-    client.flushdb()
-    yield client
-    client.close()
+#: The integration tests' shared database and a client of it.
+redis_url, redis_db = shared_database(REDIS_URL)
 
 
 @pytest.fixture(scope="module")
@@ -45,16 +37,15 @@ def fleet_env() -> dict[str, str]:
 
 @pytest.fixture(scope="module")
 def settings(redis_url: str, fleet_env: dict[str, str]) -> Settings:
-    return Settings.from_environment(fleet_env, redis_url=redis_url)
+    return common.settings_for(redis_url, fleet_env)
 
 
 @pytest.fixture(scope="module")
 def fleet(redis_url: str, redis_db: redis.Redis, fleet_env: dict[str, str]) -> Iterator[LocalFleet]:
-    for queue in ("stage1", "router", "stage2"):
-        redis_db.delete(queue)
-    running = LocalFleet(redis_url, extra_env=fleet_env, start_private_redis=False)
-    with running:
-        running.wait_ready(timeout_s=90)
+    """One worker per queue on the shared database, its queues emptied first."""
+    for queue in Queue:
+        redis_db.delete(queue.value)
+    with common.running_fleet(redis_url, fleet_env) as running:
         yield running
 
 

@@ -1,11 +1,9 @@
-"""Helpers the integration tests share: samples, stream reads, polling."""
+"""Helpers the integration tests share: samples and stream reads."""
 
 from __future__ import annotations
 
 import json
-import time
 import uuid
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -32,12 +30,3 @@ def read_stream(
     client: redis.Redis, settings: Settings, dag_id: str
 ) -> list[tuple[dict[str, str], ReviewResult | ReviewError]]:
     return [(e.fields, e.payload) for e in read_all(client, settings.keys.results(dag_id))]
-
-
-def wait_until(check: Callable[[], bool], timeout_s: float = 60.0, every_s: float = 0.2) -> bool:
-    deadline = time.monotonic() + timeout_s
-    while time.monotonic() < deadline:
-        if check():
-            return True
-        time.sleep(every_s)
-    return check()

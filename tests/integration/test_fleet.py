@@ -9,7 +9,8 @@ import redis
 from celery import Celery
 
 from schemas.result import ErrorCode, EscalationReason, ReviewError, ReviewResult
-from tests.integration.support import fresh_dag, read_stream, sample, wait_until
+from tests.infrastructure import wait_until
+from tests.integration.support import fresh_dag, read_stream, sample
 from workers.client import ReviewClient
 from workers.errors import InvalidRequest
 from workers.fleet.app import create_app

@@ -36,8 +36,8 @@ from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanE
 from opentelemetry.trace import SpanKind
 
 from schemas.result import ReviewResult
-from tests.infrastructure import SHORT_LIMITS, require_redis
-from tests.integration.support import fresh_dag, sample, wait_until
+from tests.infrastructure import SHORT_LIMITS, shared_database, wait_until
+from tests.integration.support import fresh_dag, sample
 from workers.client import ReviewClient
 from workers.fleet.queues import Queue
 from workers.local.launcher import DEFAULT_CONCURRENCY, LocalFleet
@@ -51,6 +51,9 @@ pytestmark = pytest.mark.integration
 TRACING_REDIS_URL = os.environ.get("WINDAGS_TEST_TRACING_REDIS_URL", "redis://127.0.0.1:6379/11")
 STAGES = ("stage1", "router", "stage2")
 _KIND_PRODUCER, _KIND_CONSUMER = 4, 5  # opentelemetry.proto.trace.v1.Span.SpanKind
+
+#: This module's own database (no other fleet's results) and a client of it.
+tracing_redis_url, tracing_db = shared_database(TRACING_REDIS_URL)
 
 
 @dataclass(frozen=True)
@@ -177,14 +180,6 @@ def tracing_env(receiver: Receiver) -> dict[str, str]:
 
 
 @pytest.fixture(scope="module")
-def tracing_db() -> Iterator[redis.Redis]:
-    client = redis.Redis.from_url(require_redis(TRACING_REDIS_URL))
-    client.flushdb()
-    yield client
-    client.close()
-
-
-@pytest.fixture(scope="module")
 def stage2_metrics_port() -> int:
     """The Stage 2 worker also serves Prometheus metrics, here."""
     return free_port()
@@ -242,18 +237,32 @@ def local_spans(client_settings: Settings) -> Iterator[InMemorySpanExporter]:
     telemetry.shutdown()
 
 
+@dataclass(frozen=True)
+class Runtime:
+    """The DAG runtime of these tests: its client, and the streams its results land on."""
+
+    client: ReviewClient
+    db: redis.Redis
+    settings: Settings
+
+    def entries(self, dag: str, count: int) -> list[StreamEntry]:
+        """The DAG's stream once it holds ``count`` entries (asserted within a minute)."""
+        stream = self.settings.keys.results(dag)
+        assert wait_until(lambda: self.db.xlen(stream) >= count, timeout_s=60)
+        return read_all(self.db, stream)
+
+
 @pytest.fixture
-def client(
-    traced_fleet: LocalFleet, local_spans: InMemorySpanExporter, client_settings: Settings
-) -> Iterator[ReviewClient]:
-    review_client = ReviewClient(client_settings)
-    yield review_client
-    review_client.close()
-
-
-def _entries(db: redis.Redis, settings: Settings, dag: str, count: int) -> list[StreamEntry]:
-    assert wait_until(lambda: db.xlen(settings.keys.results(dag)) >= count, timeout_s=60)
-    return read_all(db, settings.keys.results(dag))
+def runtime(
+    traced_fleet: LocalFleet,
+    local_spans: InMemorySpanExporter,
+    tracing_db: redis.Redis,
+    client_settings: Settings,
+) -> Iterator[Runtime]:
+    """A client of the traced fleet, instrumented by ``local_spans``."""
+    client = ReviewClient(client_settings)
+    yield Runtime(client, tracing_db, client_settings)
+    client.close()
 
 
 def _one(spans: list[RemoteSpan], name: str) -> RemoteSpan:
@@ -289,20 +298,16 @@ ESCALATED_CHAIN = (
 
 
 def test_one_escalated_review_is_one_trace_from_the_submitter_through_stage2(
-    client: ReviewClient,
-    receiver: Receiver,
-    local_spans: InMemorySpanExporter,
-    tracing_db: redis.Redis,
-    client_settings: Settings,
+    runtime: Runtime, receiver: Receiver, local_spans: InMemorySpanExporter
 ) -> None:
     dag = fresh_dag()
     tracer = telemetry.current().tracer
     with tracer.start_as_current_span("dag-node.submit") as root:
-        client.submit(sample("final_deliverable.json", dag_id=dag))
+        runtime.client.submit(sample("final_deliverable.json", dag_id=dag))
     trace_int = root.get_span_context().trace_id
     trace_id = f"{trace_int:032x}"
 
-    (entry,) = _entries(tracing_db, client_settings, dag, 1)
+    (entry,) = runtime.entries(dag, 1)
     assert isinstance(entry.payload, ReviewResult)
     assert entry.payload.trace_id == trace_id
     assert wait_until(
@@ -365,16 +370,12 @@ def test_one_escalated_review_is_one_trace_from_the_submitter_through_stage2(
 
 
 def test_every_review_of_a_batch_gets_its_own_trace_named_in_its_result(
-    client: ReviewClient,
-    receiver: Receiver,
-    local_spans: InMemorySpanExporter,
-    tracing_db: redis.Redis,
-    client_settings: Settings,
+    runtime: Runtime, receiver: Receiver, local_spans: InMemorySpanExporter
 ) -> None:
     dag = fresh_dag()
     names = ["good_python.json", "floor_failure_python.json", "final_deliverable.json"]
-    client.submit_many([sample(n, dag_id=dag) for n in names])
-    entries = _entries(tracing_db, client_settings, dag, len(names))
+    runtime.client.submit_many([sample(n, dag_id=dag) for n in names])
+    entries = runtime.entries(dag, len(names))
     results = [e.payload for e in entries if isinstance(e.payload, ReviewResult)]
     assert len(results) == len(names)
     trace_ids = {r.trace_id for r in results}
@@ -395,17 +396,12 @@ def test_every_review_of_a_batch_gets_its_own_trace_named_in_its_result(
             assert not [s for s in remote if s.name == "windags.stage2"]
 
 
-def test_workers_export_the_fleet_metrics(
-    client: ReviewClient,
-    receiver: Receiver,
-    tracing_db: redis.Redis,
-    client_settings: Settings,
-) -> None:
+def test_workers_export_the_fleet_metrics(runtime: Runtime, receiver: Receiver) -> None:
     dag = fresh_dag()
-    client.submit_many(
+    runtime.client.submit_many(
         [sample("final_deliverable.json", dag_id=dag), sample("good_python.json", dag_id=dag)]
     )
-    _entries(tracing_db, client_settings, dag, 2)
+    runtime.entries(dag, 2)
 
     def exported(name: str, **attrs: Any) -> bool:
         return any(attrs.items() <= point.items() for point in receiver.points(name))
@@ -423,14 +419,11 @@ def test_workers_export_the_fleet_metrics(
 
 
 def test_a_worker_with_a_prometheus_port_serves_its_metrics_there(
-    client: ReviewClient,
-    tracing_db: redis.Redis,
-    client_settings: Settings,
-    stage2_metrics_port: int,
+    runtime: Runtime, stage2_metrics_port: int
 ) -> None:
     dag = fresh_dag()
-    client.submit(sample("final_deliverable.json", dag_id=dag))
-    _entries(tracing_db, client_settings, dag, 1)
+    runtime.client.submit(sample("final_deliverable.json", dag_id=dag))
+    runtime.entries(dag, 1)
 
     url = f"http://127.0.0.1:{stage2_metrics_port}/metrics"
     with urllib.request.urlopen(url, timeout=5) as reply:
