@@ -33,82 +33,45 @@ from bench.common import CORPUS_PATH
 
 SEED = 20240607
 
+#: The layer that should stop an item of each defect class (``pass``: none should), in
+#: the order the recall table lists the classes. A ``ceiling_only`` defect passes Floor
+#: and Wall by design: only a Ceiling should see it.
+EXPECTED = {
+    "syntax_error": "floor_fail",
+    "schema_violation": "floor_fail",
+    "missing_required": "floor_fail",
+    "empty_filler": "wall_fail",
+    "contradiction": "wall_fail",
+    "fabricated_citation": "wall_fail",
+    "ceiling_only": "pass",
+    "none": "pass",
+}
+DEFECT_CLASSES = tuple(EXPECTED)
+
 
 @dataclass
 class Item:
-    """One labelled node output."""
+    """One labelled node output; its class decides the labels derived from it."""
 
     id: str
     kind: str
     defect_class: str
-    expected: str
     variant: str
     content: str
     task: str | None = None
     contract: dict[str, Any] | None = None
-    ceiling_defect: bool = False
+    expected: str = field(init=False)
+    ceiling_defect: bool = field(init=False)
     label: str = field(init=False)
 
     def __post_init__(self) -> None:
+        self.expected = EXPECTED[self.defect_class]
+        self.ceiling_defect = self.defect_class == "ceiling_only"
         self.label = "good" if self.defect_class == "none" else "defect"
 
 
-TOPICS: list[dict[str, Any]] = [
-    {
-        "service": "billing",
-        "entity": "invoice",
-        "table": "invoices",
-        "cols": ["id", "customer_id", "amount_cents", "issued_at", "status"],
-        "status": ("paid", "void"),
-        "owner": "payments-team",
-        "other": ("customers", "c", "customer_id"),
-    },
-    {
-        "service": "inventory",
-        "entity": "reservation",
-        "table": "reservations",
-        "cols": ["id", "sku", "warehouse_id", "quantity", "created_at"],
-        "status": ("held", "released"),
-        "owner": "fulfilment",
-        "other": ("warehouses", "w", "warehouse_id"),
-    },
-    {
-        "service": "auth",
-        "entity": "session",
-        "table": "sessions",
-        "cols": ["id", "user_id", "created_at", "expires_at", "ip_address"],
-        "status": ("active", "revoked"),
-        "owner": "identity",
-        "other": ("users", "u", "user_id"),
-    },
-    {
-        "service": "shipping",
-        "entity": "shipment",
-        "table": "shipments",
-        "cols": ["id", "order_id", "carrier", "shipped_at", "delivered_at"],
-        "status": ("in_transit", "delivered"),
-        "owner": "logistics",
-        "other": ("orders", "o", "order_id"),
-    },
-    {
-        "service": "search",
-        "entity": "query",
-        "table": "search_queries",
-        "cols": ["id", "user_id", "query_text", "latency_ms", "created_at"],
-        "status": ("served", "timed_out"),
-        "owner": "discovery",
-        "other": ("users", "u", "user_id"),
-    },
-    {
-        "service": "payroll",
-        "entity": "payslip",
-        "table": "payslips",
-        "cols": ["id", "employee_id", "gross_cents", "period_end", "approved_by"],
-        "status": ("draft", "approved"),
-        "owner": "people-systems",
-        "other": ("employees", "e", "employee_id"),
-    },
-]
+#: The services the items talk about (names, tables, columns, owners): data, kept apart.
+TOPICS: list[dict[str, Any]] = json.loads((CORPUS_PATH.parent / "topics.json").read_text())
 
 REAL_REFS = [
     ("Beyer et al.", "2018", "The Site Reliability Workbook, O'Reilly"),
@@ -125,6 +88,13 @@ REAL_URLS = [
 ]
 
 
+def _drop_colons(source: str) -> str:
+    """``source`` without the colon of the first ``def`` of each return type (a syntax error)."""
+    for returns in ("str", "int", "list[float]", "list[str]", "list[list[int]]"):
+        source = source.replace(f") -> {returns}:\n", f") -> {returns}\n", 1)
+    return source
+
+
 class Gen:
     """Seeded template filler."""
 
@@ -136,12 +106,10 @@ class Gen:
     def topic(self) -> dict[str, Any]:
         return self.rng.choice(TOPICS)
 
-    def add(
-        self, kind: str, defect: str, expected: str, variant: str, content: str, **kw: Any
-    ) -> None:
+    def add(self, kind: str, defect: str, variant: str, content: str, **kw: Any) -> None:
         self.counter[kind] += 1
         ident = f"{kind}-{self.counter[kind]:03d}"
-        self.items.append(Item(ident, kind, defect, expected, variant, content, **kw))
+        self.items.append(Item(ident, kind, defect, variant, content, **kw))
 
     # ---------------------------------------------------------------- prose
     def facts(self, t: dict[str, Any]) -> list[str]:
@@ -201,7 +169,7 @@ class Gen:
             content, task = self.answered(t, r.randint(4, 7))
             if i % 4 == 0:
                 content = self.cited(t, content)
-            self.add("text", "none", "pass", "good", content, task=task)
+            self.add("text", "none", "good", content, task=task)
         # filler
         for variant in ("placeholder", "vacuous", "repeated", "lorem", "insert"):
             t = self.topic()
@@ -223,7 +191,7 @@ class Gen:
                 "insert": f"[Insert summary of the {s} design here.] [Insert main risk here.] "
                 "[Insert owner and escalation path here.]",
             }[variant]
-            self.add("text", "empty_filler", "wall_fail", variant, content, task=self.text_task(t))
+            self.add("text", "empty_filler", variant, content, task=self.text_task(t))
         # contradictions
         for variant in ("negation", "negation", "quantity", "paraphrase", "schedule"):
             t = self.topic()
@@ -240,9 +208,7 @@ class Gen:
                 "schedule": " The backfill runs once a night at 02:00 UTC. Because the backfill "
                 "runs every fifteen minutes, its batches stay small.",
             }[variant]
-            self.add(
-                "text", "contradiction", "wall_fail", variant, base + extra, task=self.text_task(t)
-            )
+            self.add("text", "contradiction", variant, base + extra, task=self.text_task(t))
         # fabricated citations
         for variant in ("future_year", "dangling", "claim", "ancient_year", "plausible_url"):
             t = self.topic()
@@ -259,21 +225,13 @@ class Gen:
                 "https://engineering.example-cloud.com/posts/2023/zero-lock-migrations-at-scale "
                 "(Okafor, 2023).",
             }[variant]
-            self.add(
-                "text",
-                "fabricated_citation",
-                "wall_fail",
-                variant,
-                base + extra,
-                task=self.text_task(t),
-            )
+            self.add("text", "fabricated_citation", variant, base + extra, task=self.text_task(t))
         # missing required content (contract)
         for _ in range(3):
             t = self.topic()
             self.add(
                 "text",
                 "missing_required",
-                "floor_fail",
                 "required_term",
                 self.paragraph(t, 4),
                 task=f"Write the {t['service']} incident summary; it must name the rollback step.",
@@ -294,9 +252,7 @@ class Gen:
                     self.paragraph(t, 3) + " The second phase moves the remaining rows and the"
                 )
                 task = self.text_task(t)
-            self.add(
-                "text", "ceiling_only", "pass", variant, content, task=task, ceiling_defect=True
-            )
+            self.add("text", "ceiling_only", variant, content, task=task)
 
     # ---------------------------------------------------------------- markdown
     def md_doc(self, t: dict[str, Any], sections: list[str]) -> str:
@@ -313,6 +269,9 @@ class Gen:
         parts += [f"## {s}\n\n{bodies[s]}" for s in sections]
         return "\n\n".join(parts) + "\n"
 
+    def plan_task(self, t: dict[str, Any]) -> str:
+        return f"Write the {t['service']} migration plan with its risks."
+
     def markdown_items(self) -> None:
         r = self.rng
         all_sections = ["Overview", "Risks", "Rollback plan", "Monitoring", "Next steps"]
@@ -322,10 +281,9 @@ class Gen:
             self.add(
                 "markdown",
                 "none",
-                "pass",
                 "good",
                 self.md_doc(t, keep),
-                task=f"Write the {t['service']} migration plan with its risks.",
+                task=self.plan_task(t),
                 contract={"required_fields": ["Overview"]},
             )
         for variant in ("tbd_sections", "placeholder", "vacuous", "lorem"):
@@ -340,14 +298,7 @@ class Gen:
                 "lorem": f"# {s.title()} migration plan\n\n## Overview\n\nLorem ipsum dolor sit amet, "
                 "consectetur adipiscing elit.\n\n## Risks\n\nLorem ipsum dolor sit amet.\n",
             }[variant]
-            self.add(
-                "markdown",
-                "empty_filler",
-                "wall_fail",
-                variant,
-                content,
-                task=f"Write the {s} migration plan with its risks.",
-            )
+            self.add("markdown", "empty_filler", variant, content, task=self.plan_task(t))
         for variant in ("negation", "quantity", "paraphrase", "negation"):
             t = self.topic()
             doc = self.md_doc(t, ["Overview", "Risks", "Rollback plan"])
@@ -359,14 +310,7 @@ class Gen:
                 "paraphrase": "\n## Notes\n\nThe old schema is kept for a week after the cut-over. "
                 "The old schema is dropped immediately at cut-over to free disk space.\n",
             }[variant]
-            self.add(
-                "markdown",
-                "contradiction",
-                "wall_fail",
-                variant,
-                doc + extra,
-                task=f"Write the {t['service']} migration plan with its risks.",
-            )
+            self.add("markdown", "contradiction", variant, doc + extra, task=self.plan_task(t))
         for variant in ("dangling", "future_year", "malformed_url", "claim"):
             t = self.topic()
             doc = self.md_doc(t, ["Overview", "Risks"])
@@ -381,19 +325,13 @@ class Gen:
                 "rolling backfill. It is well known that locks always cause outages.\n",
             }[variant]
             self.add(
-                "markdown",
-                "fabricated_citation",
-                "wall_fail",
-                variant,
-                doc + extra,
-                task=f"Write the {t['service']} migration plan with its risks.",
+                "markdown", "fabricated_citation", variant, doc + extra, task=self.plan_task(t)
             )
         for _ in range(5):
             t = self.topic()
             self.add(
                 "markdown",
                 "missing_required",
-                "floor_fail",
                 "missing_heading",
                 self.md_doc(t, ["Overview", "Risks", "Monitoring"]),
                 task=f"Write the {t['service']} migration plan; it must include a rollback plan.",
@@ -419,10 +357,8 @@ class Gen:
                     self.md_doc(t, ["Overview", "Risks"])
                     + "\n## Rollback plan\n\nStop the job, then restore"
                 )
-                task = f"Write the {t['service']} migration plan with its risks."
-            self.add(
-                "markdown", "ceiling_only", "pass", variant, content, task=task, ceiling_defect=True
-            )
+                task = self.plan_task(t)
+            self.add("markdown", "ceiling_only", variant, content, task=task)
 
     # ---------------------------------------------------------------- python
     def py_functions(self, t: dict[str, Any]) -> dict[str, str]:
@@ -498,52 +434,23 @@ class Gen:
             t = self.topic()
             names = r.sample(keys, r.randint(1, 3))
             self.add(
-                "python",
-                "none",
-                "pass",
-                "good",
-                self.py_module(t, names),
-                task=self.py_task(t, names),
+                "python", "none", "good", self.py_module(t, names), task=self.py_task(t, names)
             )
         breakers: list[tuple[str, Callable[[str], str]]] = [
-            (
-                "missing_colon",
-                lambda s: (
-                    s.replace(") -> str:\n", ") -> str\n", 1)
-                    .replace(") -> int:\n", ") -> int\n", 1)
-                    .replace(") -> list[float]:\n", ") -> list[float]\n", 1)
-                    .replace(") -> list[str]:\n", ") -> list[str]\n", 1)
-                    .replace(") -> list[list[int]]:\n", ") -> list[list[int]]\n", 1)
-                ),
-            ),
+            ("missing_colon", _drop_colons),
             ("unclosed_paren", lambda s: s.replace("return ", "return (", 1)),
             ("bad_indent", lambda s: s.replace("\n    return", "\n  return", 1)),
             ("unterminated_string", lambda s: s.replace('"""\n', "\n", 1)),
             ("py2_print", lambda s: s + "\nprint 'done'\n"),
             ("truncated", lambda s: s[: int(len(s) * 0.6)]),
             ("flask_example", lambda s: "def handle_route(\n    return jsonify({'status': 'ok')\n"),
-            (
-                "missing_colon",
-                lambda s: (
-                    s.replace(") -> str:\n", ") -> str\n", 1)
-                    .replace(") -> int:\n", ") -> int\n", 1)
-                    .replace(") -> list[float]:\n", ") -> list[float]\n", 1)
-                    .replace(") -> list[str]:\n", ") -> list[str]\n", 1)
-                    .replace(") -> list[list[int]]:\n", ") -> list[list[int]]\n", 1)
-                ),
-            ),
+            ("missing_colon", _drop_colons),
         ]
         for variant, breaker in breakers:
             t = self.topic()
             content = breaker(self.py_module(t, r.sample(keys, 2)))
-            self.add(
-                "python",
-                "syntax_error",
-                "floor_fail",
-                variant,
-                content,
-                task=f"Write helper functions for the {t['service']} service.",
-            )
+            task = f"Write helper functions for the {t['service']} service."
+            self.add("python", "syntax_error", variant, content, task=task)
         for variant in ("pass_stubs", "not_implemented", "todo_stub", "ellipsis"):
             t = self.topic()
             e = t["entity"]
@@ -559,14 +466,8 @@ class Gen:
                 f"def validate_{e}(record: dict[str, str]) -> bool:\n"
                 f'    """Check a {e} record."""\n{body}'
             )
-            self.add(
-                "python",
-                "empty_filler",
-                "wall_fail",
-                variant,
-                content,
-                task=f"Write a loader and validator for {e} records.",
-            )
+            task = f"Write a loader and validator for {e} records."
+            self.add("python", "empty_filler", variant, content, task=task)
         for variant in ("redefinition", "redefinition", "docstring_lies"):
             t = self.topic()
             e = t["entity"]
@@ -586,12 +487,7 @@ class Gen:
                     "    return sorted(rows, key=lambda row: row['created_at'])[:n]\n"
                 )
             self.add(
-                "python",
-                "contradiction",
-                "wall_fail",
-                variant,
-                content,
-                task=f"Write helpers for {e} records.",
+                "python", "contradiction", variant, content, task=f"Write helpers for {e} records."
             )
         for variant in ("undefined_helpers", "hallucinated_module", "undefined_helper"):
             t = self.topic()
@@ -619,21 +515,14 @@ class Gen:
                     '    """Match rows to payouts with the vendor helper."""\n'
                     "    return [m.id for m in auto_match_payouts(rows, strict=True)]\n"
                 )
-            self.add(
-                "python",
-                "fabricated_citation",
-                "wall_fail",
-                variant,
-                content,
-                task=f"Write a sync helper for {e} records.",
-            )
+            task = f"Write a sync helper for {e} records."
+            self.add("python", "fabricated_citation", variant, content, task=task)
         for _ in range(4):
             t = self.topic()
             e = t["entity"]
             self.add(
                 "python",
                 "missing_required",
-                "floor_fail",
                 "missing_function",
                 self.py_module(t, ["chunks", "dedupe"]),
                 task=f"Write parse_{e}(line) and helpers.",
@@ -674,13 +563,7 @@ class Gen:
                 ),
             }[variant]
             self.add(
-                "python",
-                "ceiling_only",
-                "pass",
-                variant,
-                content,
-                task=f"Write a helper for {e} records.",
-                ceiling_defect=True,
+                "python", "ceiling_only", variant, content, task=f"Write a helper for {e} records."
             )
 
     # ---------------------------------------------------------------- json
@@ -718,23 +601,27 @@ class Gen:
         "additionalProperties": False,
     }
 
+    RECORD_TASK = "Return the service health record as JSON with its risks."
+
     def dump(self, doc: Any) -> str:
         return json.dumps(doc, indent=self.rng.choice([2, 4]))
 
+    def add_record(self, defect: str, variant: str, content: str) -> None:
+        """A JSON item that answers ``RECORD_TASK`` under the record schema."""
+        self.add(
+            "json",
+            defect,
+            variant,
+            content,
+            task=self.RECORD_TASK,
+            contract={"json_schema": self.SCHEMA},
+        )
+
     def json_items(self) -> None:
         r = self.rng
-        task = "Return the service health record as JSON with its risks."
         for _ in range(16):
             t = self.topic()
-            self.add(
-                "json",
-                "none",
-                "pass",
-                "good",
-                self.dump(self.record(t)),
-                task=task,
-                contract={"json_schema": self.SCHEMA},
-            )
+            self.add_record("none", "good", self.dump(self.record(t)))
         syntax: list[tuple[str, Callable[[str], str]]] = [
             ("trailing_comma", lambda s: s.replace('"\n', '",\n', 1).replace("]\n}", "],\n}")),
             ("single_quotes", lambda s: s.replace('"', "'")),
@@ -747,15 +634,7 @@ class Gen:
         ]
         for variant, breaker in syntax:
             t = self.topic()
-            self.add(
-                "json",
-                "syntax_error",
-                "floor_fail",
-                variant,
-                breaker(self.dump(self.record(t))),
-                task=task,
-                contract={"json_schema": self.SCHEMA},
-            )
+            self.add_record("syntax_error", variant, breaker(self.dump(self.record(t))))
         schema_breaks: list[tuple[str, Callable[[dict[str, Any]], None]]] = [
             ("string_number", lambda d: d.update(replicas="three")),
             ("missing_property", lambda d: d.pop("owner")),
@@ -774,15 +653,7 @@ class Gen:
             t = self.topic()
             doc = self.record(t)
             mutate(doc)
-            self.add(
-                "json",
-                "schema_violation",
-                "floor_fail",
-                variant,
-                self.dump(doc),
-                task=task,
-                contract={"json_schema": self.SCHEMA},
-            )
+            self.add_record("schema_violation", variant, self.dump(doc))
         for variant in ("blank_values", "tbd_values", "empty_object"):
             t = self.topic()
             filler: Any = {
@@ -804,7 +675,7 @@ class Gen:
                 },
                 "empty_object": {},
             }[variant]
-            self.add("json", "empty_filler", "wall_fail", variant, self.dump(filler), task=task)
+            self.add("json", "empty_filler", variant, self.dump(filler), task=self.RECORD_TASK)
         for variant in ("count_mismatch", "count_mismatch", "status_conflict"):
             t = self.topic()
             doc = self.record(t)
@@ -815,15 +686,7 @@ class Gen:
                 doc["evidence"] = (
                     "All replicas are down and every health check has failed since 02:00."
                 )
-            self.add(
-                "json",
-                "contradiction",
-                "wall_fail",
-                variant,
-                self.dump(doc),
-                task=task,
-                contract={"json_schema": self.SCHEMA},
-            )
+            self.add_record("contradiction", variant, self.dump(doc))
         for variant in ("malformed_url", "claim", "future_year"):
             t = self.topic()
             doc = self.record(t)
@@ -832,15 +695,7 @@ class Gen:
                 "claim": "According to recent studies, 95% of companies see this failure mode.",
                 "future_year": "Failure model from (Ivanova et al., 2039).",
             }[variant]
-            self.add(
-                "json",
-                "fabricated_citation",
-                "wall_fail",
-                variant,
-                self.dump(doc),
-                task=task,
-                contract={"json_schema": self.SCHEMA},
-            )
+            self.add_record("fabricated_citation", variant, self.dump(doc))
         for _ in range(4):
             t = self.topic()
             doc = self.record(t)
@@ -848,26 +703,16 @@ class Gen:
             self.add(
                 "json",
                 "missing_required",
-                "floor_fail",
                 "missing_key",
                 self.dump(doc),
-                task=task + " Include its endpoints.",
+                task=self.RECORD_TASK + " Include its endpoints.",
                 contract={"required_fields": ["service", "endpoints"]},
             )
         for _ in range(3):
             t = self.topic()
             doc = self.record(t)
             doc["ports"] = [8080, "8443", 9090]
-            self.add(
-                "json",
-                "ceiling_only",
-                "pass",
-                "mixed_array",
-                self.dump(doc),
-                task=task,
-                contract={"json_schema": self.SCHEMA},
-                ceiling_defect=True,
-            )
+            self.add_record("ceiling_only", "mixed_array", self.dump(doc))
 
     # ---------------------------------------------------------------- sql
     def sql_good(self, t: dict[str, Any]) -> tuple[str, str]:
@@ -916,7 +761,7 @@ class Gen:
         for _ in range(16):
             t = self.topic()
             content, task = self.sql_good(t)
-            self.add("sql", "none", "pass", "good", content, task=task)
+            self.add("sql", "none", "good", content, task=task)
         for variant in (
             "dangling_where",
             "unclosed_paren",
@@ -939,14 +784,7 @@ class Gen:
                 "dangling_and": f"SELECT {c[0]} FROM {tbl}\nWHERE {c[3]} > 5 AND",
                 "unclosed_count": f"SELECT COUNT(* FROM {tbl};",
             }[variant]
-            self.add(
-                "sql",
-                "syntax_error",
-                "floor_fail",
-                variant,
-                content,
-                task=f"Write the query over {tbl}.",
-            )
+            self.add("sql", "syntax_error", variant, content, task=f"Write the query over {tbl}.")
         for variant in ("todo_comment", "select_one", "placeholder_table"):
             t = self.topic()
             content = {
@@ -954,14 +792,8 @@ class Gen:
                 "select_one": "SELECT 1;",
                 "placeholder_table": f"SELECT column_name FROM placeholder_table; -- {t['table']} TBD",
             }[variant]
-            self.add(
-                "sql",
-                "empty_filler",
-                "wall_fail",
-                variant,
-                content,
-                task=f"Write the query over {t['table']} for the {t['service']} report.",
-            )
+            task = f"Write the query over {t['table']} for the {t['service']} report."
+            self.add("sql", "empty_filler", variant, content, task=task)
         for variant in ("two_values", "two_values", "impossible_range"):
             t = self.topic()
             c, tbl = t["cols"], t["table"]
@@ -972,14 +804,7 @@ class Gen:
                 )
             else:
                 content = f"SELECT {c[0]}\nFROM {tbl}\nWHERE {c[3]} > 100 AND {c[3]} < 50;"
-            self.add(
-                "sql",
-                "contradiction",
-                "wall_fail",
-                variant,
-                content,
-                task=f"Write the query over {tbl}.",
-            )
+            self.add("sql", "contradiction", variant, content, task=f"Write the query over {tbl}.")
         for variant in ("unknown_alias", "unknown_aliases", "invented_table"):
             t = self.topic()
             c, tbl = t["cols"], t["table"]
@@ -989,12 +814,7 @@ class Gen:
                 "invented_table": f"SELECT {c[0]}, risk_score\nFROM {t['service']}_ml_risk_predictions_v9\nWHERE risk_score > 0.9;",
             }[variant]
             self.add(
-                "sql",
-                "fabricated_citation",
-                "wall_fail",
-                variant,
-                content,
-                task=f"Write the query over {tbl}.",
+                "sql", "fabricated_citation", variant, content, task=f"Write the query over {tbl}."
             )
         for _ in range(3):
             t = self.topic()
@@ -1002,7 +822,6 @@ class Gen:
             self.add(
                 "sql",
                 "missing_required",
-                "floor_fail",
                 "missing_column",
                 f"SELECT {c[0]}, {c[3]}\nFROM {tbl}\nWHERE {c[3]} > 0\nLIMIT 100;",
                 task=f"Select ids and {c[1]} from {tbl}.",
@@ -1025,13 +844,7 @@ class Gen:
                 "star_unbounded": f"SELECT *\nFROM {tbl}\nORDER BY {c[4]} DESC;",
             }[variant]
             self.add(
-                "sql",
-                "ceiling_only",
-                "pass",
-                variant,
-                content,
-                task=f"Write the cleanup query over {tbl}.",
-                ceiling_defect=True,
+                "sql", "ceiling_only", variant, content, task=f"Write the cleanup query over {tbl}."
             )
 
 

@@ -19,20 +19,9 @@ from pathlib import Path
 from typing import Any
 
 from bench import common
-from bench.corpus import load
+from bench.corpus import DEFECT_CLASSES, load
 from bench.review_corpus import Verdicts, judge_item
 from workers.judges.builtin import BuiltinJudge
-
-CLASSES = (
-    "syntax_error",
-    "schema_violation",
-    "missing_required",
-    "empty_filler",
-    "contradiction",
-    "fabricated_citation",
-    "ceiling_only",
-    "none",
-)
 
 
 def _share(hits: int, total: int) -> float:
@@ -46,7 +35,7 @@ def summarise(items: list[dict[str, Any]], verdicts: list[Verdicts]) -> dict[str
         groups[item["defect_class"]].append((item, verdict))
     rows = []
     misses = []
-    for name in CLASSES:
+    for name in DEFECT_CLASSES:
         members = groups.get(name, [])
         n = len(members)
         floor = sum(1 for _, v in members if not v.floor_passed)

@@ -11,16 +11,8 @@ from bench import corpus, economics, latency, overhead, recall, stage1_io
 from bench.common import CORPUS_PATH
 from tests.infrastructure import require_redis_server
 
-CLASSES = {
-    "none",
-    "syntax_error",
-    "schema_violation",
-    "missing_required",
-    "empty_filler",
-    "contradiction",
-    "fabricated_citation",
-    "ceiling_only",
-}
+#: Every defect class the generator declares, and nothing else.
+CLASSES = set(corpus.DEFECT_CLASSES)
 
 
 @pytest.fixture(scope="module")
