@@ -18,12 +18,12 @@ from workers.connections import redis_client
 from workers.fleet.app import celery_config
 from workers.fleet.queues import Queue
 from workers.local.launcher import worker_command
-from workers.settings import Settings
+from workers.settings import Settings, load_settings
 
 QUEUE = "bench-bare"
 TASK = "bench.bare.roundtrip"
 
-_SETTINGS = Settings()
+_SETTINGS = load_settings()  # a worker process of its own: its environment is its config
 app = Celery("bench-bare")
 app.conf.update(
     {
