@@ -126,6 +126,6 @@ def test_report_json_has_the_figures_and_no_content(tmp_path: Path) -> None:
         assert key in bench and key in figures["overall"]
     assert bench["n"] > 2 and bench["errors"] == 0
     assert set(bench["confusion"]) >= {"good", "stub", "truncated"}
-    assert "pyflakes" in bench["peers"]
+    assert "pyflakes-errors" in bench["peers"]
     assert {"false_reject", "miss"} <= set(bench["causes"])
     assert "has_close_elements" not in out.read_text()

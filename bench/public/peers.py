@@ -1,6 +1,8 @@
 """Peer checkers run on the same cases, for a side-by-side figure.
 
-- Python: ``pyflakes`` (reject on any message or a compile error: what a lint gate does).
+- Python: ``pyflakes``, rejecting on a compile error or an error-class message (undefined
+  names, misplaced ``return``/``yield``/``break``, duplicate arguments...), not on style
+  warnings such as unused imports, which a review gate must not send back.
 - JSON: ``jsonschema`` validation alone (what promptfoo's ``is-json`` plus a schema
   assertion does).
 - SQL: ``sqlglot.parse`` alone, default dialect.
@@ -14,6 +16,7 @@ Each peer returns True when it would let the output through, None when it does n
 
 from __future__ import annotations
 
+import ast
 import json
 import re
 import warnings
@@ -22,8 +25,8 @@ from typing import Any
 
 import sqlglot
 from jsonschema import Draft202012Validator
-from pyflakes.api import check as pyflakes_check
-from pyflakes.reporter import Reporter
+from pyflakes import messages as pyflakes_messages
+from pyflakes.checker import Checker
 
 #: The false-reject budget of the HaluEval target, used to place the overlap threshold.
 MAX_FALSE_REJECT = 0.15
@@ -38,30 +41,32 @@ _STOP = frozenset(
 )
 
 
-class _Sink:
-    """A write-only stream that only counts what pyflakes writes."""
-
-    def __init__(self) -> None:
-        self.count = 0
-
-    def write(self, text: str) -> None:
-        self.count += 1
-
-    def flush(self) -> None:
-        """Nothing to flush."""
+#: pyflakes messages that mean the code is wrong, not merely untidy.
+_ERRORS = (
+    pyflakes_messages.UndefinedName,
+    pyflakes_messages.UndefinedExport,
+    pyflakes_messages.UndefinedLocal,
+    pyflakes_messages.DuplicateArgument,
+    pyflakes_messages.ReturnOutsideFunction,
+    pyflakes_messages.YieldOutsideFunction,
+    pyflakes_messages.ContinueOutsideLoop,
+    pyflakes_messages.BreakOutsideLoop,
+    pyflakes_messages.TwoStarredExpressions,
+    pyflakes_messages.TooManyExpressionsInStarredAssignment,
+)
 
 
 def pyflakes_passes(code: str) -> bool:
-    """No pyflakes message and no compile error."""
-    sink = _Sink()
+    """No compile error and no error-class pyflakes message."""
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        problems = pyflakes_check(code, "<output>", Reporter(sink, sink))
         try:
+            tree = ast.parse(code)
             compile(code, "<output>", "exec")
-        except (SyntaxError, ValueError):
+        except (SyntaxError, ValueError, RecursionError):
             return False
-    return problems == 0 and sink.count == 0
+        found = Checker(tree, filename="<output>").messages
+    return not any(isinstance(m, _ERRORS) for m in found)
 
 
 def jsonschema_passes(content: str, schema: Any) -> bool:
@@ -117,7 +122,7 @@ def peer_verdict(
     output = request["output"]
     kind, content = output["kind"], output["content"]
     if kind == "python":
-        return "pyflakes", pyflakes_passes(content)
+        return "pyflakes-errors", pyflakes_passes(content)
     if kind == "json":
         schema = (request.get("contract") or {}).get("json_schema", True)
         return "jsonschema", jsonschema_passes(content, schema)
