@@ -4,32 +4,18 @@ from __future__ import annotations
 
 import json
 import random
-from typing import Any
 
 import pytest
 
-from schemas.judging import DimensionVerdict, JudgeTask, JudgeTier, JudgeVerdict, ModelPrice
+from schemas.judging import DimensionVerdict, JudgeTask, JudgeTier, JudgeVerdict
 from schemas.quality import CEILING_DIMENSIONS, Dimension, QualityVector
-from schemas.request import NodeOutput, ReviewRequest
+from schemas.request import ReviewRequest
 from schemas.result import Decision, ReviewResult
+from tests.evaluate.builders import CLEAN_TEXT, GOOD_PYTHON, PRICE, output, request
 from workers.evaluate.escalation import WASTE_CAP_MULTIPLE
-from workers.intake import decode_request
 from workers.judges.builtin import BuiltinJudge
 from workers.review import review
 
-PRICE = ModelPrice(
-    input_per_mtok=3.0, output_per_mtok=15.0, cache_read_per_mtok=0.3, cache_write_per_mtok=3.75
-)
-CLEAN_TEXT = (
-    "The export job streams rows from the database in batches of five hundred. "
-    "Each batch is written to the output file before the next one is read, "
-    "so memory use stays flat however large the table grows."
-)
-GOOD_PYTHON = (
-    "import re\n\n\ndef slugify(title: str) -> str:\n"
-    '    """Lower-case a title and join its words with hyphens."""\n'
-    '    words = re.findall(r"[a-z0-9]+", title.lower())\n    return "-".join(words)\n'
-)
 SCALING = "Give five recommendations for scaling the billing service"
 EXPORT = "Explain how the export job keeps memory use flat"
 SLUG = "Write a slugify function that turns a title into a URL slug"
@@ -78,39 +64,17 @@ VARIED: list[tuple[str, str, str]] = [
 ]
 
 
-def _decode(value: dict[str, Any]) -> ReviewRequest:
-    return decode_request(
-        json.dumps(value).encode(), max_request_bytes=5_000_000, max_output_chars=1_000_000
-    )
-
-
-def _request(**fields: Any) -> ReviewRequest:
-    base: dict[str, Any] = {
-        "dag_id": "dag-1",
-        "node_id": "node-1",
-        "skill": {"id": "s", "success_rate": 0.9, "stage": "expert", "breaker": "closed"},
-        "output": {"kind": "text", "content": CLEAN_TEXT},
-        "node_cost_usd": 0.02,
-    }
-    base.update(fields)
-    return _decode(base)
-
-
-def _output(kind: str, content: str) -> NodeOutput:
-    return NodeOutput.model_validate_json(json.dumps({"kind": kind, "content": content}))
-
-
 # --- Missing Envelope Syndrome ----------------------------------------------------------
 
 
 def test_missing_envelope_every_kind_of_outcome_carries_an_envelope() -> None:
     outcomes: set[tuple[bool, bool, bool]] = set()
     requests = [
-        _request(output={"kind": k, "content": c}, task=t, flags={"irreversible": i % 2 == 0})
+        request(output={"kind": k, "content": c}, task=t, flags={"irreversible": i % 2 == 0})
         for i, (k, c, t) in enumerate(VARIED)
     ]
-    requests.append(_request(output={"kind": "python", "content": "def f(\n"}))
-    requests.append(_request(output={"kind": "json", "content": ""}))
+    requests.append(request(output={"kind": "python", "content": "def f(\n"}))
+    requests.append(request(output={"kind": "json", "content": ""}))
     for req in requests:
         result = review(req, BuiltinJudge(), stage2_price=PRICE)
         assert result.envelope is not None
@@ -134,7 +98,7 @@ def _ceiling_scores() -> list[dict[Dimension, DimensionVerdict]]:
                 JudgeTask(
                     tier=JudgeTier.CEILING,
                     dimensions=CEILING_DIMENSIONS,
-                    output=_output(kind, content),
+                    output=output(kind, content),
                     task=task,
                 )
             ).scores
@@ -178,7 +142,7 @@ def test_rubber_stamp_defective_outputs_score_below_good_ones_of_their_kind() ->
 def test_rubber_stamp_reviewed_results_justify_every_score_above_08() -> None:
     for kind, content, task in VARIED:
         result = review(
-            _request(
+            request(
                 output={"kind": kind, "content": content}, task=task, flags={"irreversible": True}
             ),
             BuiltinJudge(),
@@ -211,7 +175,7 @@ def _fleet(count: int = 48, seed: int = 7) -> list[ReviewRequest]:
         elif i % 17 == 0:
             flags = {"feeds_human_gate": True}
         out.append(
-            _request(
+            request(
                 node_id=f"n{i}",
                 skill={
                     "id": "s",
@@ -273,7 +237,7 @@ class FirstShownJudge:
 
 
 def _pair() -> ReviewRequest:
-    return _request(
+    return request(
         baseline={"kind": "text", "content": CLEAN_TEXT.replace("five hundred", "fifty")},
         flags={"feeds_human_gate": True},
     )
@@ -306,7 +270,7 @@ def _numbers_outside_quality(result: ReviewResult) -> set[str]:
 
 
 def test_quality_vector_collapse_no_scalar_anywhere_in_the_result() -> None:
-    result = review(_request(flags={"irreversible": True}), BuiltinJudge(), stage2_price=PRICE)
+    result = review(request(flags={"irreversible": True}), BuiltinJudge(), stage2_price=PRICE)
     assert _numbers_outside_quality(result) == {"schema_version", "attempt"}
     assert set(json.loads(result.quality.model_dump_json())) == {d.value for d in Dimension}
     with pytest.raises(TypeError):

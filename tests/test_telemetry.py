@@ -16,9 +16,9 @@ from opentelemetry.sdk.metrics.export import InMemoryMetricReader
 from opentelemetry.sdk.trace import ReadableSpan
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 
-from schemas.judging import DimensionVerdict, JudgeVerdict, TokenUsage
-from schemas.quality import CEILING_DIMENSIONS
+from schemas.judging import JudgeVerdict
 from schemas.request import ReviewRequest
+from tests.verdicts import paid_verdict
 from workers.errors import JudgeRetryableError
 from workers.evaluate import decide_escalation, finalize, run_stage1
 from workers.intake import decode_request
@@ -77,14 +77,8 @@ def _request(name: str = "final_deliverable.json") -> ReviewRequest:
     )
 
 
-def _verdict(score: float = 0.9) -> JudgeVerdict:
-    return JudgeVerdict(
-        model="claude-sonnet-4-5",
-        scores={d: DimensionVerdict(score=score, justification="ok") for d in CEILING_DIMENSIONS},
-        usage=TokenUsage(input_tokens=1200, output_tokens=300),
-        cost_usd=0.0081,
-        calls=1,
-    )
+def _verdict() -> JudgeVerdict:
+    return paid_verdict(0.9, model="claude-sonnet-4-5", tokens=(1200, 300), cost_usd=0.0081)
 
 
 def test_disabled_telemetry_installs_nothing_and_every_helper_still_works() -> None:

@@ -12,10 +12,10 @@ import pytest
 import redis
 
 from schemas.hops import ReviewIdentity, RoutedReview, Stage1Report
-from schemas.judging import DimensionVerdict, JudgeVerdict, TokenUsage
-from schemas.quality import CEILING_DIMENSIONS
+from schemas.judging import JudgeVerdict
 from schemas.result import CeilingStatus, ErrorCode, ReviewError, ReviewResult
 from tests.integration.support import sample
+from tests.verdicts import paid_verdict
 from workers.errors import JudgeRetryableError
 from workers.fleet.deps import Deps, build_deps
 from workers.fleet.handlers import handle_router, handle_stage1, handle_stage2
@@ -28,15 +28,8 @@ from workers.testing.scripted_judge import ScriptedJudge
 pytestmark = pytest.mark.integration
 
 
-def verdict(score: float = 0.9, cost: float = 0.01) -> JudgeVerdict:
-    return JudgeVerdict(
-        model="scripted-sonnet",
-        scores={
-            d: DimensionVerdict(score=score, justification="evidence") for d in CEILING_DIMENSIONS
-        },
-        usage=TokenUsage(input_tokens=1000, output_tokens=200),
-        cost_usd=cost,
-    )
+def verdict() -> JudgeVerdict:
+    return paid_verdict(0.9, model="scripted-sonnet", tokens=(1000, 200), cost_usd=0.01)
 
 
 @pytest.fixture

@@ -8,9 +8,10 @@ from collections.abc import Iterator
 import pytest
 import redis
 
-from schemas.judging import DimensionVerdict, JudgeTask, JudgeTier, JudgeVerdict, TokenUsage
+from schemas.judging import JudgeTask, JudgeTier, JudgeVerdict, TokenUsage
 from schemas.quality import CEILING_DIMENSIONS
 from schemas.request import NodeOutput, OutputKind
+from tests.verdicts import paid_verdict
 from workers.errors import JudgeRetryableError
 from workers.judges.cache import CachedJudge
 from workers.judges.ratelimit import RateLimitedJudge
@@ -41,20 +42,14 @@ def task(content: str, tier: JudgeTier = JudgeTier.CEILING) -> JudgeTask:
     )
 
 
-def paid_verdict(score: float) -> JudgeVerdict:
-    return JudgeVerdict(
-        model="m",
-        scores={d: DimensionVerdict(score=score, justification="why") for d in CEILING_DIMENSIONS},
-        usage=TokenUsage(input_tokens=900, output_tokens=120),
-        cost_usd=0.004,
-        calls=1,
-    )
+def _paid(score: float) -> JudgeVerdict:
+    return paid_verdict(score, model="m", tokens=(900, 120), cost_usd=0.004)
 
 
 def test_the_same_content_gets_the_same_verdict_from_any_worker_without_paying_again(
     client: redis.Redis, prefix: str
 ) -> None:
-    inner = ScriptedJudge([paid_verdict(0.81), paid_verdict(0.42)])
+    inner = ScriptedJudge([_paid(0.81), _paid(0.42)])
     worker_a = CachedJudge(inner, client, Keys(prefix), namespace="rubric-1", ttl_s=60)
     worker_b = CachedJudge(inner, client, Keys(prefix), namespace="rubric-1", ttl_s=60)
 
@@ -70,7 +65,7 @@ def test_the_same_content_gets_the_same_verdict_from_any_worker_without_paying_a
 
 
 def test_a_new_rubric_version_does_not_reuse_old_verdicts(client: redis.Redis, prefix: str) -> None:
-    inner = ScriptedJudge([paid_verdict(0.81), paid_verdict(0.6)])
+    inner = ScriptedJudge([_paid(0.81), _paid(0.6)])
     CachedJudge(inner, client, Keys(prefix), namespace="rubric-1", ttl_s=60).evaluate(task("x"))
     CachedJudge(inner, client, Keys(prefix), namespace="rubric-2", ttl_s=60).evaluate(task("x"))
     assert len(inner.tasks) == 2
@@ -79,7 +74,7 @@ def test_a_new_rubric_version_does_not_reuse_old_verdicts(client: redis.Redis, p
 def test_the_token_bucket_is_shared_by_every_worker_of_the_fleet(
     client: redis.Redis, prefix: str
 ) -> None:
-    inner = ScriptedJudge(default=paid_verdict(0.7))
+    inner = ScriptedJudge(default=_paid(0.7))
 
     def limited() -> RateLimitedJudge:
         return RateLimitedJudge(
