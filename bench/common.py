@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import argparse
 import json
 import os
 import platform
@@ -54,6 +55,18 @@ def write_results(name: str, figures: dict[str, Any], out_dir: Path | None = Non
     path = directory / f"{name}.json"
     path.write_text(json.dumps({**figures, **machine()}, indent=2) + "\n")
     return path
+
+
+def publish(name: str, figures: dict[str, Any], out_dir: Path | None = None) -> dict[str, Any]:
+    """Write ``figures`` as ``write_results`` does, say where, and return them."""
+    path = write_results(name, figures, out_dir)
+    print(f"wrote {path}")
+    return figures
+
+
+def command_line(doc: str | None) -> argparse.ArgumentParser:
+    """A benchmark's command line, described by the first line of its module docstring."""
+    return argparse.ArgumentParser(description=doc.splitlines()[0] if doc else None)
 
 
 def table(headers: Sequence[str], rows: Sequence[Sequence[object]]) -> str:

@@ -20,7 +20,6 @@ Labels:
 
 from __future__ import annotations
 
-import argparse
 import json
 import random
 from collections import Counter
@@ -29,7 +28,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, ClassVar
 
-from bench.common import CORPUS_PATH
+from bench.common import CORPUS_PATH, command_line, table
 
 SEED = 20240607
 
@@ -875,7 +874,7 @@ def write(items: list[Item], path: Path = CORPUS_PATH) -> Path:
 
 
 def main(argv: list[str] | None = None) -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
+    parser = command_line(__doc__)
     parser.add_argument("--seed", type=int, default=SEED)
     parser.add_argument("--out", type=Path, default=CORPUS_PATH)
     args = parser.parse_args(argv)
@@ -884,8 +883,6 @@ def main(argv: list[str] | None = None) -> None:
     counts = Counter((i.kind, i.defect_class) for i in items)
     kinds = sorted({i.kind for i in items})
     classes = sorted({i.defect_class for i in items})
-    from bench.common import table
-
     print(
         table(
             ["class", *kinds, "total"],

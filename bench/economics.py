@@ -32,7 +32,6 @@ seed's formula optimises; "defects caught" counts every defect alike, whatever i
 
 from __future__ import annotations
 
-import argparse
 import math
 import random
 from collections.abc import Sequence
@@ -297,7 +296,7 @@ def run(
 
 
 def main(argv: list[str] | None = None) -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
+    parser = common.command_line(__doc__)
     parser.add_argument("--seeds", type=int, default=5)
     parser.add_argument("--nodes", type=int, default=2000)
     args = parser.parse_args(argv)

@@ -7,7 +7,6 @@ time of each review is kept by node id, and the stream entry id gives its publis
 
 from __future__ import annotations
 
-import argparse
 import time
 from pathlib import Path
 from typing import Any
@@ -100,13 +99,11 @@ def run(
         "pool": "threads",
         "rows": rows,
     }
-    path = common.write_results("latency", figures, out_dir)
-    print(f"wrote {path}")
-    return figures
+    return common.publish("latency", figures, out_dir)
 
 
 def main(argv: list[str] | None = None) -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
+    parser = common.command_line(__doc__)
     parser.add_argument("--seconds", type=float, default=20.0)
     parser.add_argument("--rates", type=int, nargs="+", default=list(RATES))
     args = parser.parse_args(argv)

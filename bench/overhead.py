@@ -11,7 +11,6 @@ stream entry id is the Redis clock in ms).
 
 from __future__ import annotations
 
-import argparse
 import os
 import subprocess
 import time
@@ -163,13 +162,11 @@ def run(n: int, *, out_dir: Path | None = None, timeout_s: float = 600) -> dict[
     ]
     print(common.table(["run", "n", "seconds", "enqueue_s", "per_s", "ms/item"], rows))
     print(f"fleet/bare = {ratio:.2f}x (goal <= 1.25x)")
-    path = common.write_results("overhead", figures, out_dir)
-    print(f"wrote {path}")
-    return figures
+    return common.publish("overhead", figures, out_dir)
 
 
 def main(argv: list[str] | None = None) -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
+    parser = common.command_line(__doc__)
     parser.add_argument("--n", type=int, default=2000)
     args = parser.parse_args(argv)
     run(args.n)

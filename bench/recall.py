@@ -13,7 +13,6 @@ the layer the label expects (or by Stage 1 at all, for Wall classes, on the crit
 
 from __future__ import annotations
 
-import argparse
 from collections import defaultdict
 from pathlib import Path
 from typing import Any
@@ -153,13 +152,11 @@ def run(
         f"{figures['stage1_defect_recall_noncritical']:.1%} (off); {len(figures['misses'])} misses "
         "listed in the JSON"
     )
-    path = common.write_results("recall", figures, out_dir)
-    print(f"wrote {path}")
-    return figures
+    return common.publish("recall", figures, out_dir)
 
 
 def main(argv: list[str] | None = None) -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
+    parser = common.command_line(__doc__)
     parser.add_argument("--corpus", type=Path, default=common.CORPUS_PATH)
     args = parser.parse_args(argv)
     run(args.corpus)

@@ -20,7 +20,6 @@ Rate = N / (last publish - first enqueue), after a warm-up round per configurati
 
 from __future__ import annotations
 
-import argparse
 import os
 import signal
 import subprocess
@@ -228,13 +227,11 @@ def run(
         "rows": rows,
         "recommendation": advice,
     }
-    path = common.write_results("stage1_io", figures, out_dir)
-    print(f"wrote {path}")
-    return figures
+    return common.publish("stage1_io", figures, out_dir)
 
 
 def main(argv: list[str] | None = None) -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
+    parser = common.command_line(__doc__)
     parser.add_argument(
         "--config",
         action="append",
