@@ -57,6 +57,16 @@ class IssueCode(StrEnum):
     UNSUPPORTED_CLAIM = "UnsupportedClaim"
     UNDEFINED_NAME = "UndefinedName"
     UNKNOWN_REFERENCE = "UnknownReference"
+    HALLUCINATED_API = "HallucinatedAPI"
+    # grounding against the node's input (task and sources)
+    UNRESOLVED_CITATION = "UnresolvedCitation"
+    UNSUPPORTED_QUOTE = "UnsupportedQuote"
+    UNSUPPORTED_WORDING = "UnsupportedWording"
+    UNSUPPORTED_NAME = "UnsupportedName"
+    UNSUPPORTED_NUMBER = "UnsupportedNumber"
+    UNLINKED_CLAIM = "UnlinkedClaim"
+    CONTRADICTS_INPUT = "ContradictsInput"
+    MORE_UNSUPPORTED = "MoreUnsupported"
     # the judged part of the Wall
     JUDGE_INDETERMINATE = "JudgeIndeterminate"
 

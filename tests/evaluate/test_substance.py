@@ -6,10 +6,12 @@ import json
 
 import pytest
 
+from schemas.request import OutputContract
 from workers.evaluate.findings import score_after
 from workers.evaluate.substance import check_substance
 
 from .builders import CLEAN_TEXT, GOOD_PYTHON, output
+from .realdata import stdlib_source
 
 CLEAN_MARKDOWN = (
     "# Billing API\n\n## GET /invoices/{id}\n\nReturns one invoice with its line items.\n\n"
@@ -83,3 +85,147 @@ def test_only_stubbed_functions_are_named_in_the_finding() -> None:
     (found,) = check_substance(output("python", code))
     assert found.issue.field == "later"
     assert "slugify" not in found.issue.message
+
+
+# --- filler is judged in what the output says -----------------------------------------
+
+
+@pytest.mark.parametrize("module", ["cmd.py", "colorsys.py", "configparser.py", "dis.py"])
+def test_todo_and_xxx_comments_in_real_stdlib_modules_are_not_filler(module: str) -> None:
+    content = stdlib_source(module)
+    assert "# XXX" in content or "# TODO" in content or "#XXX" in content
+    assert "Filler" not in _codes("python", content)
+
+
+@pytest.mark.parametrize(
+    ("kind", "content", "filler"),
+    [
+        (
+            "python",
+            "def greet(name: str) -> str:\n    # TODO: localise\n    return 'hi ' + name\n",
+            False,
+        ),
+        ("python", "def greet(name: str) -> str:\n    return 'TODO: greeting'\n", True),
+        ("python", 'API_KEY = "YOUR_API_KEY_HERE"\nTIMEOUT_S = 30\n', True),
+        ("sql", "-- TODO: add an index on total\nSELECT id FROM orders WHERE total > 10", False),
+        ("sql", "SELECT id FROM orders WHERE note = 'TBD'", True),
+        ("sql", "SELECT column_name FROM placeholder_table", True),
+        ("json", json.dumps({"todo": ["buy milk", "call Ann"], "owner": "ann"}), False),
+        ("json", json.dumps({"summary": "TODO", "owner": "ann", "risk": "low"}), True),
+    ],
+)
+def test_code_and_data_filler_is_in_their_values_not_their_comments_or_keys(
+    kind: str, content: str, filler: bool
+) -> None:
+    assert ("Filler" in _codes(kind, content)) is filler
+
+
+LONG_DOC = (
+    CLEAN_TEXT + " Rows are encoded as newline-delimited JSON, one object per line, with "
+    "dates in ISO 8601 and amounts as strings to keep their precision. A failed batch is "
+    "retried twice with a growing delay; after the third failure the job stops, keeps the "
+    "file it has written so far, and records the last committed offset so that a rerun "
+    "resumes there instead of starting over. Operators can watch progress on the export "
+    "dashboard, which shows rows per second, the current offset and the estimated time "
+    "left. Large tenants are exported overnight, when the replicas are least loaded, and "
+    "the job refuses to start while a schema migration holds the table lock."
+)  # about 140 words
+
+
+def test_a_lone_todo_in_a_long_document_is_a_note_not_filler() -> None:
+    assert _codes("text", LONG_DOC + " TODO: add the Q3 figures.") == []
+    dense = "Summary: TODO. Risks: TODO. Owner: TBD. " + CLEAN_TEXT
+    assert _codes("text", dense) == ["Filler"]
+    assert _codes("text", LONG_DOC + " Lorem ipsum dolor sit amet.") == ["Filler"]
+
+
+def test_code_quoted_in_markdown_is_not_read_as_prose_filler() -> None:
+    content = (
+        "# Retry helper\n\nWrap the call and retry it three times with backoff.\n\n"
+        "```python\ndef call():\n    # TODO: jitter\n    return fetch()\n```\n\n"
+        "Use `XXX` as the marker in logs when a retry gives up.\n"
+    )
+    assert _codes("markdown", content) == []
+
+
+# --- expected length comes from the contract, the task, or the kind --------------------
+
+
+@pytest.mark.parametrize(
+    ("task", "answer"),
+    [
+        ("What is the capital of France?", "Paris"),
+        ("How many replicas does the primary have?", "3"),
+        ("In the draft of the 2017 season, which player did the team pick first?", "Josh Jackson"),
+        ("[Human]: What else did Nicholas Sparks write?", "The Notebook"),
+        ("Translate 'good morning' into French.", "Bonjour"),
+    ],
+)
+def test_a_short_answer_to_a_question_is_not_thin(task: str, answer: str) -> None:
+    assert _codes("text", answer, task=task) == []
+    assert _codes("markdown", answer, task=task) == []
+
+
+@pytest.mark.parametrize(
+    "task",
+    [
+        "Explain how the cache is invalidated.",
+        "Please describe the rollout plan.",
+        "Can you summarize the incident for the on-call team?",
+        "Write a short status note on the search service.",
+    ],
+)
+def test_a_composition_task_still_needs_a_composition(task: str) -> None:
+    assert _codes("text", "It works.", task=task) == ["TooThin"]
+
+
+def test_the_contract_minimum_replaces_the_kind_minimum() -> None:
+    contract = OutputContract(min_length=1)
+    assert _codes("markdown", "**Paris**") == ["TooThin"]  # markdown is a document kind
+    assert _codes("markdown", "**Paris**", contract=contract) == []
+
+
+def test_short_code_is_judged_by_what_it_does_not_its_size() -> None:
+    assert _codes("python", "L = range(10)\n") == []
+    assert _codes("sql", "COMMIT") == []
+    query_task = "Write the query over search_queries for the search report."
+    assert _codes("sql", "SELECT 1;", task=query_task) == ["TooThin"]
+    assert _codes("sql", "SELECT term FROM search_queries", task=query_task) == []
+
+
+def test_big_modules_are_not_bloated() -> None:
+    assert len(stdlib_source("argparse.py")) > 90_000
+    assert "Bloated" not in _codes("python", stdlib_source("argparse.py") * 2)
+
+
+# --- a declared contract is the authority on shape ---------------------------------------
+
+# Valid instances from JSON-Schema-Test-Suite draft2020-12 (MIT), tunable items
+# (file_stem/group_index/test_index): boolean_schema/0/4, boolean_schema/0/6,
+# boolean_schema/0/8, contains/0/5, dependentRequired/2/0, enum/1/0, format/1/5.
+SUITE_VALID: list[tuple[object, object]] = [
+    (True, None),
+    (True, {}),
+    (True, []),
+    ({"contains": {"minimum": 5}}, {}),
+    ({"dependentRequired": {"quux": ["foo", "bar"]}}, {}),
+    ({"enum": [6, "foo", [], True, {"foo": 12}]}, []),
+    ({"format": "idn-email"}, None),
+]
+
+
+@pytest.mark.parametrize(("schema", "instance"), SUITE_VALID)
+def test_json_its_declared_schema_accepts_is_not_empty(schema: object, instance: object) -> None:
+    content = json.dumps(instance)
+    contract = OutputContract.model_validate_json(json.dumps({"json_schema": schema}))
+    assert _codes("json", content, contract=contract) == []
+    if instance in ({}, [], None):  # without a contract, emptiness is still judged
+        assert _codes("json", content) != []
+
+
+def _codes(
+    kind: str, content: str, *, task: str | None = None, contract: OutputContract | None = None
+) -> list[str]:
+    return [
+        f.issue.code for f in check_substance(output(kind, content), task=task, contract=contract)
+    ]

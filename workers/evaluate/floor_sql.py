@@ -92,9 +92,17 @@ def _own_order(select: exp.Select) -> exp.Expr | None:
 def _width(select: exp.Select) -> int | None:
     """How many columns the select list yields; None when a star makes it unknown."""
     columns = select.expressions
-    if any(isinstance(c, exp.Star) or c.find(exp.Star) is not None for c in columns):
+    if any(_is_star(c) for c in columns):
         return None
     return len(columns)
+
+
+def _is_star(projection: exp.Expr) -> bool:
+    """``*`` or ``t.*`` (``COUNT(*)`` is one column)."""
+    node = projection.this if isinstance(projection, exp.Alias) else projection
+    return isinstance(node, exp.Star) or (
+        isinstance(node, exp.Column) and isinstance(node.this, exp.Star)
+    )
 
 
 def _out_of_range(clause: str, node: exp.Expr | None, width: int) -> list[Violation]:

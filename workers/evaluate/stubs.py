@@ -57,6 +57,7 @@ class _Site:
     node: ast.FunctionDef | ast.AsyncFunctionDef
     owner: ast.ClassDef | None
     top_level: bool
+    local: bool  # defined inside a function: a helper or a dummy (grammar tests, fixtures)
 
 
 def task_names(task: str | None) -> set[str]:
@@ -69,20 +70,23 @@ def task_names(task: str | None) -> set[str]:
 def python_stubs(tree: ast.Module, wanted: set[str]) -> list[Finding]:
     """Unimplemented functions the task asked for, top-level ones, or a skeleton module."""
     classes: list[ast.ClassDef] = []
-    sites = list(_sites(tree.body, classes, owner=None, top_level=True))
+    sites = list(_sites(tree.body, classes, owner=None, top_level=True, local=False))
     subclassed = {_name(base) for node in classes for base in node.bases}
     if not sites:
         return []
     asked: list[str] = []
     loose: list[str] = []  # top-level functions that do nothing
     skeleton: list[str] = []
-    for site in sites:
-        if not unimplemented_function(site.node) or _declares(site):
+    empty = [unimplemented_function(site.node) for site in sites]
+    # ``if windows: def f(): pass`` / ``else: def f(): <work>``: alternatives, not a gap.
+    implemented = {site.node.name for site, stub in zip(sites, empty, strict=True) if not stub}
+    for site, stub in zip(sites, empty, strict=True):
+        if not stub or _declares(site) or site.node.name in implemented:
             continue
         name = site.node.name
         if name in wanted:
             asked.append(name)
-        elif _says_empty_on_purpose(site.node):
+        elif site.local or _says_empty_on_purpose(site.node):
             continue
         elif site.top_level:
             loose.append(name)
@@ -204,6 +208,7 @@ def _sites(
     *,
     owner: ast.ClassDef | None,
     top_level: bool,
+    local: bool,
 ) -> Iterator[_Site]:
     """Every function, with its class; ``if TYPE_CHECKING:`` blocks are declarations.
 
@@ -211,16 +216,20 @@ def _sites(
     """
     for statement in body:
         if isinstance(statement, _FUNCTION):
-            yield _Site(statement, owner, top_level)
-            yield from _sites(statement.body, classes, owner=None, top_level=False)
+            yield _Site(statement, owner, top_level, local)
+            yield from _sites(statement.body, classes, owner=None, top_level=False, local=True)
         elif isinstance(statement, ast.ClassDef):
             classes.append(statement)
-            yield from _sites(statement.body, classes, owner=statement, top_level=False)
+            yield from _sites(
+                statement.body, classes, owner=statement, top_level=False, local=local
+            )
         elif isinstance(statement, ast.If) and _name(statement.test) == "TYPE_CHECKING":
-            yield from _sites(statement.orelse, classes, owner=owner, top_level=top_level)
+            yield from _sites(
+                statement.orelse, classes, owner=owner, top_level=top_level, local=local
+            )
         else:
             for block in _blocks(statement):
-                yield from _sites(block, classes, owner=owner, top_level=top_level)
+                yield from _sites(block, classes, owner=owner, top_level=top_level, local=local)
 
 
 def _blocks(statement: ast.stmt) -> Iterator[list[ast.stmt]]:

@@ -134,12 +134,13 @@ def _sql_reads_nothing(content: str, task: str | None) -> list[Finding]:
     missing = sorted(n for n in named if n.casefold() not in text)
     if not missing:
         return []
-    return [_thin(f"the SQL reads no table, though the task names {', '.join(missing[:3])}")]
+    # As empty as ``{}``: the statement returns none of the data the task is about.
+    return [_thin(f"the SQL reads no table, though the task names {', '.join(missing[:3])}", 0.7)]
 
 
-def _thin(message: str) -> Finding:
+def _thin(message: str, penalty: float = 0.5) -> Finding:
     return finding(
-        _S, IssueCode.TOO_THIN, message, 0.5, fix="Provide the full content the task asks for"
+        _S, IssueCode.TOO_THIN, message, penalty, fix="Provide the full content the task asks for"
     )
 
 
