@@ -65,6 +65,22 @@ def unresolvable_refs(schema: dict[str, Any] | bool) -> list[str]:
     return bad
 
 
+#: Small documents every schema is tried on at intake: a reference loop that consumes
+#: nothing (``{"$ref": "#"}``) recurses on any of them, and is refused there.
+PROBES: tuple[Any, ...] = (None, True, 0, "", [], {})
+
+
+def loops_forever(schema: dict[str, Any] | bool) -> bool:
+    """Whether applying ``schema`` to a small document recurses without end."""
+    validator = contract_validator(schema)
+    try:
+        for probe in PROBES:
+            validator.is_valid(probe)
+    except RecursionError:
+        return True
+    return False
+
+
 def _resolves(resolver: Any, ref: str) -> bool:
     try:
         resolver.lookup(ref)

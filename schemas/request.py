@@ -10,7 +10,7 @@ from jsonschema.exceptions import SchemaError
 from pydantic import Field, field_validator, model_validator
 
 from schemas.base import Identifier, NonNegative, Unit, Usd, WireModel
-from schemas.contracts import unresolvable_refs
+from schemas.contracts import loops_forever, unresolvable_refs
 
 
 class SkillStage(StrEnum):
@@ -155,6 +155,8 @@ class OutputContract(WireModel):
                 f"$ref that does not resolve within the schema: {shown} "
                 "(remote references are never fetched; inline them under $defs)"
             )
+        if loops_forever(value):
+            raise ValueError("the schema refers to itself in a loop that reads nothing")
         return value
 
     @field_validator("catalog")

@@ -96,3 +96,27 @@ def test_a_contract_that_slipped_past_intake_is_a_violation_not_a_crash() -> Non
     contract = OutputContract.model_construct(json_schema=REMOTE_REFS[0])
     violations = check_floor(output("json", "1"), contract).violations
     assert [(v.code, v.field) for v in violations] == [("ContractUnusable", "contract.json_schema")]
+
+
+@pytest.mark.parametrize(
+    "schema",
+    [
+        {"$ref": "#"},
+        {"$defs": {"a": {"$ref": "#/$defs/b"}, "b": {"$ref": "#/$defs/a"}}, "$ref": "#/$defs/a"},
+        {"$dynamicAnchor": "meta", "$dynamicRef": "#meta"},
+    ],
+)
+def test_a_reference_loop_that_reads_nothing_is_refused_at_intake(schema: object) -> None:
+    with pytest.raises(InvalidRequest) as info:
+        decode(obj(output={"kind": "json", "content": "1"}, contract={"json_schema": schema}))
+    assert str(info.value).startswith("contract.json_schema:")
+    assert "loop" in str(info.value)
+
+
+def test_a_recursive_schema_that_descends_is_accepted() -> None:
+    tree = {
+        "$defs": {"node": {"type": "object", "properties": {"kids": {"items": {"$ref": "#"}}}}},
+        "$ref": "#/$defs/node",
+    }
+    assert _floor('{"kids": [{"kids": []}, {}]}', tree) == []
+    assert _floor('{"kids": [1]}', tree) == ["SchemaViolation"]
