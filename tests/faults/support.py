@@ -1,4 +1,4 @@
-"""Helpers the fault tests share: fleet environments, a faulty Messages API, counting, figures."""
+"""Helpers the fault tests share: fleets under test, a faulty Messages API, counting, figures."""
 
 from __future__ import annotations
 
@@ -15,9 +15,12 @@ from typing import Any
 
 import redis
 
+from bench import common
 from schemas.result import ReviewError, ReviewResult
 from tests.infrastructure import require_redis_server
+from workers.client import ReviewClient
 from workers.fleet.queues import Queue
+from workers.local.launcher import LocalFleet
 from workers.local.redis_server import PrivateRedis
 from workers.results.stream import read_all
 from workers.settings import Settings
@@ -46,17 +49,17 @@ BASE_ENV = {
 
 
 def fleet_env(
-    tag: str,
-    *,
-    judge: str,
-    server: FaultServer | None = None,
-    extra: dict[str, str] | None = None,
+    tag: str, server: FaultServer | None = None, extra: dict[str, str] | None = None
 ) -> dict[str, str]:
-    """A fleet environment with its own key prefix; ``anthropic`` judges call ``server``."""
+    """A fleet environment with its own key prefix.
+
+    With a ``server`` the judge is the real Anthropic SDK calling it; without one, the
+    built-in judge.
+    """
     env = {
         **BASE_ENV,
         "WINDAGS_KEY_PREFIX": f"faults-{tag}-{uuid.uuid4().hex[:6]}",
-        "WINDAGS_JUDGE_BACKEND": judge,
+        "WINDAGS_JUDGE_BACKEND": "builtin" if server is None else "anthropic",
     }
     if server is not None:
         env["WINDAGS_ANTHROPIC_API_KEY"] = server.api_key
@@ -65,15 +68,63 @@ def fleet_env(
     return env
 
 
-def settings_for(env: dict[str, str], redis_url: str) -> Settings:
-    """The settings a worker builds from ``env`` (validated: the limits nest)."""
-    return Settings.from_environment(env, redis_url=redis_url)
+@contextmanager
+def private_redis(*, appendonly: bool = False) -> Iterator[PrivateRedis]:
+    """A redis-server of the block's own; skips without the binary (fails under CI).
 
-
-def private_redis(*, appendonly: bool = False) -> PrivateRedis:
-    """A started private redis-server; skips without the binary (fails under CI)."""
+    Queue names are not prefixed, so two fleets on one database (another run of the suite
+    at the same time) would take each other's tasks: every fleet here gets its own server.
+    """
     require_redis_server()
-    return PrivateRedis(appendonly=appendonly).start()
+    with common.private_redis(appendonly=appendonly) as server:
+        yield server
+
+
+@dataclass(frozen=True)
+class FleetUnderTest:
+    """A running fleet and what a test drives it with.
+
+    Attributes:
+        fleet: The worker processes (kill, stop and restart them through it).
+        settings: What the workers read from their environment (validated: limits nest).
+        db: A client of the fleet's Redis, to read streams, queues and counters.
+        client: A DAG runtime's client that submits reviews to the fleet.
+    """
+
+    fleet: LocalFleet
+    settings: Settings
+    db: redis.Redis
+    client: ReviewClient
+
+
+@contextmanager
+def running_fleet(
+    redis_url: str,
+    tag: str,
+    *,
+    server: FaultServer | None = None,
+    extra: dict[str, str] | None = None,
+    concurrency: dict[Queue, int] | None = None,
+) -> Iterator[FleetUnderTest]:
+    """One worker per queue on ``redis_url``, ready; stopped and its clients closed after.
+
+    Args:
+        redis_url: The fleet's broker and result store.
+        tag: Names the fleet's key prefix (unique per call).
+        server: The Messages API its Anthropic judge calls; None for the built-in judge.
+        extra: Environment beyond ``BASE_ENV`` (tighter limits, say).
+        concurrency: Threads per worker; the launcher's default when None.
+    """
+    env = fleet_env(tag, server, extra)
+    settings = common.settings_for(redis_url, env)
+    db = redis.Redis.from_url(redis_url)
+    client = ReviewClient(settings)
+    try:
+        with common.running_fleet(redis_url, env, concurrency) as fleet:
+            yield FleetUnderTest(fleet, settings, db, client)
+    finally:
+        client.close()
+        db.close()
 
 
 # --- requests -------------------------------------------------------------------------
@@ -154,16 +205,6 @@ def count_stream(db: redis.Redis, settings: Settings, dag_id: str) -> StreamCoun
         else:
             errors[key] = payload
     return StreamCount(per_key, results, errors)
-
-
-def wait_until(check: Callable[[], bool], timeout_s: float, every_s: float = 0.25) -> bool:
-    """Poll ``check`` until true or ``timeout_s`` passed; the last answer."""
-    deadline = time.monotonic() + timeout_s
-    while time.monotonic() < deadline:
-        if check():
-            return True
-        time.sleep(every_s)
-    return check()
 
 
 # --- figures --------------------------------------------------------------------------

@@ -9,21 +9,18 @@ from collections import Counter
 from typing import Any
 
 import pytest
-import redis
 from celery import Celery
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from schemas.request import ReviewRequest
 from schemas.result import ErrorCode, ReviewError
-from tests.faults.support import count_stream, fresh_dag, record, sample, wait_until
+from tests.faults.support import FleetUnderTest, count_stream, fresh_dag, record, sample
+from tests.infrastructure import wait_until
 from workers.errors import InvalidRequest
-from workers.fleet.app import create_app
 from workers.fleet.queues import Queue, TaskName
 from workers.intake import OversizedRequest, decode_request
-from workers.local.launcher import LocalFleet
 from workers.results.stream import read_all
-from workers.settings import Settings
 
 MAX_BYTES = 200_000
 MAX_CHARS = 50_000
@@ -293,22 +290,17 @@ def _bad_bodies(dag: str) -> list[tuple[Any, str | None, ErrorCode]]:
     return cases
 
 
-@pytest.fixture
-def app(builtin_settings: Settings) -> Celery:
-    return create_app(builtin_settings)
-
-
 @pytest.mark.integration
 @pytest.mark.slow
 @pytest.mark.timeout(150)
 def test_garbage_through_the_queue_becomes_error_entries_and_no_worker_dies(
-    builtin_fleet: LocalFleet, app: Celery, builtin_db: redis.Redis, builtin_settings: Settings
+    builtin: FleetUnderTest, app: Celery
 ) -> None:
     dag = fresh_dag("bad")
     cases = _bad_bodies(dag)
     routable = [c for c in cases if c[1] is not None]
-    unroutable_key = builtin_settings.keys.unroutable
-    unroutable_before = builtin_db.xlen(unroutable_key)
+    unroutable_key = builtin.settings.keys.unroutable
+    unroutable_before = builtin.db.xlen(unroutable_key)
     started = time.monotonic()
     for arg, _, _ in cases:
         app.send_task(TaskName.STAGE1.value, args=[arg])
@@ -324,15 +316,15 @@ def test_garbage_through_the_queue_becomes_error_entries_and_no_worker_dies(
     )
 
     def done() -> bool:
-        return builtin_db.xlen(builtin_settings.keys.results(dag)) >= len(routable) + 1 and (
-            builtin_db.xlen(unroutable_key) - unroutable_before >= expected_unroutable
+        return builtin.db.xlen(builtin.settings.keys.results(dag)) >= len(routable) + 1 and (
+            builtin.db.xlen(unroutable_key) - unroutable_before >= expected_unroutable
         )
 
     finished = wait_until(done, timeout_s=90)
     took_s = time.monotonic() - started
-    counted = count_stream(builtin_db, builtin_settings, dag)
-    alive = {q.value: builtin_fleet.workers[q].poll() is None for q in Queue}
-    builtin_fleet.wait_ready(timeout_s=20)  # every worker still answers ping
+    counted = count_stream(builtin.db, builtin.settings, dag)
+    alive = {q.value: builtin.fleet.workers[q].poll() is None for q in Queue}
+    builtin.fleet.wait_ready(timeout_s=20)  # every worker still answers ping
 
     by_node = {e.node_id: e for e in counted.errors.values()}
     per_node = Counter(k.split(":")[1] for k in counted.per_key.elements())
@@ -352,7 +344,7 @@ def test_garbage_through_the_queue_becomes_error_entries_and_no_worker_dies(
             wrong_code.append(f"{node}: {error.code}")
     duplicated = {n: c for n, c in per_node.items() if c > 1}
     unroutable_entries = [
-        e.payload for e in read_all(builtin_db, unroutable_key)[unroutable_before:]
+        e.payload for e in read_all(builtin.db, unroutable_key)[unroutable_before:]
     ]
     assert all(isinstance(p, ReviewError) for p in unroutable_entries)
     record(

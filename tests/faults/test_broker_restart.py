@@ -6,25 +6,22 @@ import time
 from collections.abc import Iterator
 
 import pytest
-import redis
 
 from tests.faults.support import (
     FaultServer,
     count_stream,
-    fleet_env,
     fresh_dag,
     marked,
     mixed,
     private_redis,
     record,
     running_fault_server,
-    settings_for,
-    wait_until,
+    running_fleet,
 )
+from tests.infrastructure import wait_until
 from workers.client import ReviewClient
 from workers.errors import BrokerUnavailableError
 from workers.fleet.queues import Queue
-from workers.local.launcher import LocalFleet
 from workers.local.redis_server import PrivateRedis
 
 pytestmark = [pytest.mark.integration, pytest.mark.slow]
@@ -44,9 +41,8 @@ def server() -> Iterator[FaultServer]:
 @pytest.fixture(scope="module")
 def aof_redis(faults_redis_url: str) -> Iterator[PrivateRedis]:
     """A redis-server with AOF everysec, as production runs it."""
-    server = private_redis(appendonly=True)
-    yield server
-    server.stop()
+    with private_redis(appendonly=True) as server:
+        yield server
 
 
 def _outage_submit(client: ReviewClient, body: dict[str, object]) -> tuple[str, float]:
@@ -64,49 +60,40 @@ def _outage_submit(client: ReviewClient, body: dict[str, object]) -> tuple[str, 
 def test_a_redis_restart_loses_no_submission_and_workers_resume(
     server: FaultServer, aof_redis: PrivateRedis
 ) -> None:
-    env = fleet_env("br", judge="anthropic", server=server)
-    settings = settings_for(env, aof_redis.url)
     dag = fresh_dag("br")
     before = mixed(dag, [f"b{i:04d}" for i in range(BEFORE)])
     after = mixed(dag, [f"a{i:04d}" for i in range(AFTER)])
-    fleet = LocalFleet(aof_redis.url, extra_env=env, start_private_redis=False)
-    client = ReviewClient(settings)
-    db = redis.Redis.from_url(aof_redis.url)
     outage: list[tuple[str, float]] = []
-    try:
-        with fleet:
-            fleet.wait_ready(timeout_s=90)
-            keys = client.submit_many(before)
-            time.sleep(1.5)  # part of the batch is done, part in flight, part queued
-            done_at_kill = len(count_stream(db, settings, dag).results)
-            aof_redis.stop(kill=True)
-            down_at = time.monotonic()
-            for i in range(3):
-                outage.append(_outage_submit(client, marked("good_python", dag, f"o{i}")))
-            time.sleep(max(0.0, OUTAGE_S - (time.monotonic() - down_at)))
-            restarted = PrivateRedis(
-                port=aof_redis.port, appendonly=True, directory=aof_redis.directory
-            ).start()
-            aof_redis.process = restarted.process
-            back_at = time.monotonic()
-            survived_in_queue = sum(int(db.llen(q.value)) for q in Queue) + int(db.hlen("unacked"))
-            after_keys = client.submit_many(after)
+    with running_fleet(aof_redis.url, "br", server=server) as run:
+        db, settings, client = run.db, run.settings, run.client
+        keys = client.submit_many(before)
+        time.sleep(1.5)  # part of the batch is done, part in flight, part queued
+        done_at_kill = len(count_stream(db, settings, dag).results)
+        aof_redis.stop(kill=True)
+        down_at = time.monotonic()
+        for i in range(3):
+            outage.append(_outage_submit(client, marked("good_python", dag, f"o{i}")))
+        time.sleep(max(0.0, OUTAGE_S - (time.monotonic() - down_at)))
+        restarted = PrivateRedis(
+            port=aof_redis.port, appendonly=True, directory=aof_redis.directory
+        ).start()
+        aof_redis.process = restarted.process
+        back_at = time.monotonic()
+        survived_in_queue = sum(int(db.llen(q.value)) for q in Queue) + int(db.hlen("unacked"))
+        after_keys = client.submit_many(after)
 
-            def resumed() -> bool:
-                return not count_stream(db, settings, dag).lost(after_keys)
+        def resumed() -> bool:
+            return not count_stream(db, settings, dag).lost(after_keys)
 
-            resumed_ok = wait_until(resumed, timeout_s=60, every_s=0.5)
-            resume_s = time.monotonic() - back_at
-            finished = wait_until(
-                lambda: not count_stream(db, settings, dag).lost(keys), timeout_s=90, every_s=1.0
-            )
-            all_done_s = time.monotonic() - back_at
-            wait_until(lambda: False, timeout_s=3)
-            counted = count_stream(db, settings, dag)
-            alive = all(p.poll() is None for p in fleet.workers.values())
-    finally:
-        client.close()
-        db.close()
+        resumed_ok = wait_until(resumed, timeout_s=60, every_s=0.5)
+        resume_s = time.monotonic() - back_at
+        finished = wait_until(
+            lambda: not count_stream(db, settings, dag).lost(keys), timeout_s=90, every_s=1.0
+        )
+        all_done_s = time.monotonic() - back_at
+        wait_until(lambda: False, timeout_s=3)
+        counted = count_stream(db, settings, dag)
+        alive = all(p.poll() is None for p in run.fleet.workers.values())
     lost = counted.lost(keys + after_keys)
     outage_keys = [f"{dag}:o{i}:1" for i in range(3)]
     record(

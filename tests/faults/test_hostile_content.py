@@ -7,17 +7,14 @@ import time
 from typing import Any
 
 import pytest
-import redis
 
 from schemas.quality import Dimension
 from schemas.request import ReviewRequest
 from schemas.result import ReviewResult
-from tests.faults.support import count_stream, fresh_dag, record, sample, wait_until
-from workers.client import ReviewClient
+from tests.faults.support import FleetUnderTest, count_stream, fresh_dag, record, sample
+from tests.infrastructure import wait_until
 from workers.judges.builtin import BuiltinJudge
-from workers.local.launcher import LocalFleet
 from workers.review import review
-from workers.settings import Settings
 
 pytestmark = [pytest.mark.integration, pytest.mark.slow]
 
@@ -75,14 +72,9 @@ def _verdict(result: ReviewResult) -> dict[str, Any]:
 
 
 @pytest.mark.timeout(120)
-def test_hostile_outputs_are_reviewed_as_data(
-    builtin_fleet: LocalFleet,
-    builtin_client: ReviewClient,
-    builtin_db: redis.Redis,
-    builtin_settings: Settings,
-) -> None:
+def test_hostile_outputs_are_reviewed_as_data(builtin: FleetUnderTest) -> None:
     dag, victim = fresh_dag("hostile"), fresh_dag("victim")
-    victim_stream = builtin_settings.keys.results(victim)
+    victim_stream = builtin.settings.keys.results(victim)
     bases = {
         "py": sample("good_python", dag_id=dag),
         "md": sample("final_deliverable", dag_id=dag),  # escalates: Stage 2 sees it too
@@ -94,17 +86,17 @@ def test_hostile_outputs_are_reviewed_as_data(
             cases[f"{tag}-inject{i}"] = _with(base, f"{tag}-inject{i}", text)
         for name, text in _hostile_texts(victim_stream, victim).items():
             cases[f"{tag}-{name}"] = _with(base, f"{tag}-{name}", text)
-    keys_before = set(builtin_db.keys("*"))
+    keys_before = set(builtin.db.keys("*"))
     started = time.monotonic()
-    keys = builtin_client.submit_many(list(cases.values()))
+    keys = builtin.client.submit_many(list(cases.values()))
     finished = wait_until(
-        lambda: not count_stream(builtin_db, builtin_settings, dag).lost(keys), timeout_s=60
+        lambda: not count_stream(builtin.db, builtin.settings, dag).lost(keys), timeout_s=60
     )
     took_s = time.monotonic() - started
-    counted = count_stream(builtin_db, builtin_settings, dag)
+    counted = count_stream(builtin.db, builtin.settings, dag)
 
     # The same request reviewed in this process, with no queue or stream in between.
-    price = builtin_settings.price_of(builtin_settings.stage2_model)
+    price = builtin.settings.price_of(builtin.settings.stage2_model)
     mismatched: list[str] = []
     lifted: list[str] = []
     for name, body in cases.items():
@@ -122,7 +114,7 @@ def test_hostile_outputs_are_reviewed_as_data(
                 if score > clean.get(dim, 1.0):
                     lifted.append(f"{name}.{dim.value}: {score} > {clean[dim]}")
     new_keys = {
-        k.decode() if isinstance(k, bytes) else k for k in set(builtin_db.keys("*")) - keys_before
+        k.decode() if isinstance(k, bytes) else k for k in set(builtin.db.keys("*")) - keys_before
     }
     foreign_streams = sorted(
         k
@@ -138,9 +130,9 @@ def test_hostile_outputs_are_reviewed_as_data(
             "verdict_mismatches": len(mismatched),
             "injection_lifts": len(lifted),
             "injection_cases": sum(1 for n in cases if "inject" in n),
-            "victim_stream_entries": int(builtin_db.xlen(victim_stream)),
+            "victim_stream_entries": int(builtin.db.xlen(victim_stream)),
             "foreign_streams": len(foreign_streams),
-            "pwned_key": int(builtin_db.exists("pwned")),
+            "pwned_key": int(builtin.db.exists("pwned")),
             "seconds": round(took_s, 1),
         },
     )
@@ -149,6 +141,6 @@ def test_hostile_outputs_are_reviewed_as_data(
     assert counted.duplicated() == {}
     assert mismatched == []
     assert lifted == []
-    assert builtin_db.exists(victim_stream) == 0
-    assert builtin_db.exists("pwned") == 0
+    assert builtin.db.exists(victim_stream) == 0
+    assert builtin.db.exists("pwned") == 0
     assert foreign_streams == []

@@ -7,21 +7,11 @@ import time
 from collections import Counter
 
 import pytest
-import redis
 
 from schemas.quality import ScoreStatus
 from schemas.result import CeilingStatus
-from tests.faults.support import (
-    FaultServer,
-    count_stream,
-    fresh_dag,
-    mixed,
-    record,
-    wait_until,
-)
-from workers.client import ReviewClient
-from workers.local.launcher import LocalFleet
-from workers.settings import Settings
+from tests.faults.support import FaultServer, FleetUnderTest, count_stream, fresh_dag, mixed, record
+from tests.infrastructure import wait_until
 from workers.testing.messages_api.server import Reply
 
 pytestmark = [pytest.mark.integration, pytest.mark.slow]
@@ -52,11 +42,7 @@ def _fault_script(rng: random.Random, count: int) -> tuple[list[Reply], Counter[
 
 @pytest.mark.timeout(150)
 def test_model_api_faults_end_every_review_within_the_retry_budget(
-    model_fleet: LocalFleet,
-    model_client: ReviewClient,
-    model_server: FaultServer,
-    model_db: redis.Redis,
-    model_settings: Settings,
+    model: FleetUnderTest, model_server: FaultServer
 ) -> None:
     rng = random.Random(SEED)
     dag = fresh_dag("mf")
@@ -68,17 +54,17 @@ def test_model_api_faults_end_every_review_within_the_retry_budget(
     model_server.reset()
     model_server.script(*script)
     started = time.monotonic()
-    keys = model_client.submit_many(requests)
+    keys = model.client.submit_many(requests)
     finished = wait_until(
-        lambda: not count_stream(model_db, model_settings, dag).lost(keys), timeout_s=100
+        lambda: not count_stream(model.db, model.settings, dag).lost(keys), timeout_s=100
     )
     took_s = time.monotonic() - started
     wait_until(lambda: False, timeout_s=2)
-    counted = count_stream(model_db, model_settings, dag)
+    counted = count_stream(model.db, model.settings, dag)
     calls = model_server.calls_per_marker(nodes)
     statuses = Counter(e.status for e in model_server.requests)
 
-    attempts = model_settings.judge_max_attempts
+    attempts = model.settings.judge_max_attempts
     over_budget: list[str] = []
     wall_indeterminate = ceiling_indeterminate = 0
     for node, key in zip(nodes, keys, strict=True):

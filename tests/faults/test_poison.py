@@ -17,26 +17,22 @@ from collections.abc import Iterator
 from typing import cast
 
 import pytest
-import redis
 
 from schemas.result import ErrorCode
 from tests.faults.support import (
     POISON_MARKER,
     FaultServer,
     count_stream,
-    fleet_env,
     fresh_dag,
     marked,
     marker,
     mixed,
     record,
     running_fault_server,
-    settings_for,
-    wait_until,
+    running_fleet,
 )
-from workers.client import ReviewClient
+from tests.infrastructure import wait_until
 from workers.fleet.queues import Queue
-from workers.local.launcher import LocalFleet
 from workers.local.redis_server import PrivateRedis
 from workers.results.stream import entry_fields, read_all
 
@@ -69,12 +65,7 @@ def server() -> Iterator[FaultServer]:
 def test_a_review_that_kills_its_worker_every_time_is_dead_lettered_after_max_tries(
     server: FaultServer, own_redis: PrivateRedis
 ) -> None:
-    env = fleet_env("poison", judge="anthropic", server=server, extra=POISON_ENV)
-    settings = settings_for(env, own_redis.url)
-    limit = settings.max_task_tries
     arrivals: queue.Queue[float] = queue.Queue()
-    server.on_poison({settings.stage2_model}, lambda _: arrivals.put(time.monotonic()))
-
     dag = fresh_dag("poison")
     poison = marked("final_deliverable", dag, "poisoned")
     poison["output"] = {
@@ -83,62 +74,57 @@ def test_a_review_that_kills_its_worker_every_time_is_dead_lettered_after_max_tr
     }
     healthy_nodes = [f"h{i:03d}" for i in range(HEALTHY)]
     healthy = mixed(dag, healthy_nodes)
-    dead_key = f"{settings.key_prefix}:deadletter"
-    db = redis.Redis.from_url(own_redis.url)
-    client = ReviewClient(settings)
-    fleet = LocalFleet(own_redis.url, extra_env=env, start_private_redis=False)
     kills: list[float] = []
     healthy_s: float | None = None
     poison_s: float | None = None
-    try:
-        with fleet:
-            fleet.wait_ready(timeout_s=90)
-            started = time.monotonic()
-            [poison_key] = client.submit_many([poison])
-            # Healthy reviews keep arriving while the poisoned one kills its workers.
-            healthy_keys = client.submit_many(healthy[: HEALTHY // 2])
-            time.sleep(1.0)
-            healthy_keys += client.submit_many(healthy[HEALTHY // 2 :])
+    with running_fleet(own_redis.url, "poison", server=server, extra=POISON_ENV) as run:
+        db, settings, fleet, client = run.db, run.settings, run.fleet, run.client
+        server.on_poison({settings.stage2_model}, lambda _: arrivals.put(time.monotonic()))
+        dead_key = f"{settings.key_prefix}:deadletter"
+        started = time.monotonic()
+        [poison_key] = client.submit_many([poison])
+        # Healthy reviews keep arriving while the poisoned one kills its workers.
+        healthy_keys = client.submit_many(healthy[: HEALTHY // 2])
+        time.sleep(1.0)
+        healthy_keys += client.submit_many(healthy[HEALTHY // 2 :])
 
-            def poison_done() -> bool:
-                return count_stream(db, settings, dag).per_key[poison_key] > 0
+        def poison_done() -> bool:
+            return count_stream(db, settings, dag).per_key[poison_key] > 0
 
-            def healthy_done() -> bool:
-                return not count_stream(db, settings, dag).lost(healthy_keys)
+        def healthy_done() -> bool:
+            return not count_stream(db, settings, dag).lost(healthy_keys)
 
-            # Each poisoned Stage 2 call kills its worker; a new worker takes its place.
-            deadline = started + 200
-            while time.monotonic() < deadline and (poison_s is None or healthy_s is None):
-                try:
-                    arrivals.get(timeout=0.5)
-                except queue.Empty:
-                    pass
-                else:
-                    time.sleep(SETTLE_S)
-                    fleet.kill_worker(Queue.STAGE2)
-                    kills.append(round(time.monotonic() - started, 1))
-                    fleet.restart_worker(Queue.STAGE2)
-                now = time.monotonic() - started
-                if healthy_s is None and healthy_done():
-                    healthy_s = now
-                if poison_s is None and poison_done():
-                    poison_s = now
-            # Nothing more arrives once the review is dead-lettered (its message is acked).
-            wait_until(lambda: not arrivals.empty(), timeout_s=settings.visibility_timeout_s + 7)
-            late_arrivals = arrivals.qsize()
-            counted = count_stream(db, settings, dag)
-            dead_entries = cast(list[tuple[bytes, dict[bytes, bytes]]], db.xrange(dead_key))
-            dead = [entry_fields(fields) for _, fields in dead_entries]
-            stage2_tries = int(db.get(f"{settings.key_prefix}:tries:stage2:{poison_key}") or 0)
-            # Entry ids are Redis server milliseconds: when each healthy result landed.
-            landed_ms = sorted(
-                int(e.entry_id.split("-")[0])
-                for e in read_all(db, settings.keys.results(dag))
-                if e.fields["review_key"] != poison_key
-            )
-    finally:
-        client.close()
-        db.close()
+        # Each poisoned Stage 2 call kills its worker; a new worker takes its place.
+        deadline = started + 200
+        while time.monotonic() < deadline and (poison_s is None or healthy_s is None):
+            try:
+                arrivals.get(timeout=0.5)
+            except queue.Empty:
+                pass
+            else:
+                time.sleep(SETTLE_S)
+                fleet.kill_worker(Queue.STAGE2)
+                kills.append(round(time.monotonic() - started, 1))
+                fleet.restart_worker(Queue.STAGE2)
+            now = time.monotonic() - started
+            if healthy_s is None and healthy_done():
+                healthy_s = now
+            if poison_s is None and poison_done():
+                poison_s = now
+        # Nothing more arrives once the review is dead-lettered (its message is acked).
+        wait_until(lambda: not arrivals.empty(), timeout_s=settings.visibility_timeout_s + 7)
+        late_arrivals = arrivals.qsize()
+        counted = count_stream(db, settings, dag)
+        dead_entries = cast(list[tuple[bytes, dict[bytes, bytes]]], db.xrange(dead_key))
+        dead = [entry_fields(fields) for _, fields in dead_entries]
+        stage2_tries = int(db.get(f"{settings.key_prefix}:tries:stage2:{poison_key}") or 0)
+        # Entry ids are Redis server milliseconds: when each healthy result landed.
+        landed_ms = sorted(
+            int(e.entry_id.split("-")[0])
+            for e in read_all(db, settings.keys.results(dag))
+            if e.fields["review_key"] != poison_key
+        )
+    limit = settings.max_task_tries
     error = counted.errors.get(poison_key)
     poisoned_stage2_calls = sum(
         1

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import json
 import time
-from collections.abc import Iterator
 
 import pytest
 import redis
@@ -20,30 +19,18 @@ from tests.faults.support import (
     MIX,
     FaultServer,
     count_stream,
-    fleet_env,
     fresh_dag,
     mixed,
     record,
-    running_fault_server,
-    settings_for,
-    wait_until,
+    running_fleet,
 )
-from workers.client import ReviewClient
+from tests.infrastructure import wait_until
 from workers.fleet.queues import Queue
-from workers.local.launcher import LocalFleet
 from workers.local.redis_server import PrivateRedis
 
 pytestmark = [pytest.mark.integration, pytest.mark.slow]
 
 REVIEWS = 150
-STAGE2_LATENCY_S = 1.0
-
-
-@pytest.fixture(scope="module")
-def server() -> Iterator[FaultServer]:
-    """Model calls slow enough that each SIGTERM finds reviews running and reserved."""
-    with running_fault_server(0.15, stage2_latency_s=STAGE2_LATENCY_S) as handle:
-        yield handle
 
 
 def _unacked_of(db: redis.Redis, queue: Queue) -> int:
@@ -53,47 +40,37 @@ def _unacked_of(db: redis.Redis, queue: Queue) -> int:
 
 @pytest.mark.timeout(240)
 def test_warm_stopped_workers_hand_back_their_work_and_lose_nothing(
-    server: FaultServer, own_redis: PrivateRedis
+    slow_server: FaultServer, own_redis: PrivateRedis
 ) -> None:
-    env = fleet_env("sd", judge="anthropic", server=server)
-    settings = settings_for(env, own_redis.url)
-    db = redis.Redis.from_url(own_redis.url)
     dag = fresh_dag("sd")
     nodes = [f"n{i:04d}" for i in range(REVIEWS)]
     requests = mixed(dag, nodes)
-    fleet = LocalFleet(
-        own_redis.url, concurrency=CHURN_CONCURRENCY, extra_env=env, start_private_redis=False
-    )
-    client = ReviewClient(settings)
     stops: dict[str, dict[str, float | int]] = {}
-    try:
-        with fleet:
-            fleet.wait_ready(timeout_s=90)
-            started = time.monotonic()
-            keys = client.submit_many(requests)
-            for victim, after_s in ((Queue.STAGE1, 1.0), (Queue.STAGE2, 4.0)):
-                time.sleep(after_s)
-                held = _unacked_of(db, victim)
-                code = fleet.stop_worker(victim)
-                stops[victim.value] = {
-                    "at_s": round(time.monotonic() - started, 1),
-                    "held_before": held,
-                    "held_after": _unacked_of(db, victim),
-                    "queued_after": int(db.llen(victim.value)),
-                    "exit_code": code,
-                }
-                fleet.restart_worker(victim)
+    with running_fleet(
+        own_redis.url, "sd", server=slow_server, concurrency=CHURN_CONCURRENCY
+    ) as run:
+        started = time.monotonic()
+        keys = run.client.submit_many(requests)
+        for victim, after_s in ((Queue.STAGE1, 1.0), (Queue.STAGE2, 4.0)):
+            time.sleep(after_s)
+            held = _unacked_of(run.db, victim)
+            code = run.fleet.stop_worker(victim)
+            stops[victim.value] = {
+                "at_s": round(time.monotonic() - started, 1),
+                "held_before": held,
+                "held_after": _unacked_of(run.db, victim),
+                "queued_after": int(run.db.llen(victim.value)),
+                "exit_code": code,
+            }
+            run.fleet.restart_worker(victim)
 
-            def all_in() -> bool:
-                return not count_stream(db, settings, dag).lost(keys)
+        def all_in() -> bool:
+            return not count_stream(run.db, run.settings, dag).lost(keys)
 
-            finished = wait_until(all_in, timeout_s=120, every_s=0.5)
-            done_s = time.monotonic() - started
-            counted = count_stream(db, settings, dag)
-    finally:
-        client.close()
-        db.close()
-    calls = server.calls_per_marker(nodes)
+        finished = wait_until(all_in, timeout_s=120, every_s=0.5)
+        done_s = time.monotonic() - started
+        counted = count_stream(run.db, run.settings, dag)
+    calls = slow_server.calls_per_marker(nodes)
     escalated = sum(1 for r in counted.results.values() if r.stage2 is not None)
     lost, duplicated = counted.lost(keys), counted.duplicated()
     record(

@@ -15,7 +15,8 @@ import pytest
 import redis
 
 from schemas.result import ErrorCode, ReviewError
-from tests.faults.support import record, wait_until
+from tests.faults.support import record
+from tests.infrastructure import wait_until
 from workers.keys import Keys
 from workers.results.stream import ResultStream
 from workers.results.subscriber import Subscription

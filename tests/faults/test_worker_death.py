@@ -5,117 +5,92 @@ from __future__ import annotations
 import os
 import random
 import time
-from collections.abc import Iterator
 
 import pytest
-import redis
 
 from tests.faults.support import (
     CHURN_CONCURRENCY,
     MIX,
     FaultServer,
     count_stream,
-    fleet_env,
     fresh_dag,
     mixed,
     record,
-    running_fault_server,
-    settings_for,
-    wait_until,
+    running_fleet,
 )
-from workers.client import ReviewClient
+from tests.infrastructure import wait_until
 from workers.fleet.queues import Queue
-from workers.local.launcher import LocalFleet
 from workers.local.redis_server import PrivateRedis
 
 pytestmark = [pytest.mark.integration, pytest.mark.slow]
 
 REVIEWS = 330
 KILL_ROUNDS = 3
-MODEL_LATENCY_S = 0.15
-STAGE2_LATENCY_S = 1.0
 SEED = int(os.environ.get("WINDAGS_FAULTS_SEED", "20240611"))
-
-
-@pytest.fixture(scope="module")
-def server() -> Iterator[FaultServer]:
-    """The judge is the real SDK against a local server slow enough that kills land mid-call."""
-    # Stage 2 calls take a second, so that stage2 kills land mid-call.
-    with running_fault_server(MODEL_LATENCY_S, stage2_latency_s=STAGE2_LATENCY_S) as handle:
-        yield handle
 
 
 @pytest.mark.timeout(300)
 def test_sigkilled_workers_lose_and_duplicate_nothing(
-    server: FaultServer, own_redis: PrivateRedis
+    slow_server: FaultServer, own_redis: PrivateRedis
 ) -> None:
-    env = fleet_env("wd", judge="anthropic", server=server)
-    settings = settings_for(env, own_redis.url)
-    db = redis.Redis.from_url(own_redis.url)
     rng = random.Random(SEED)
     dag = fresh_dag("wd")
     nodes = [f"n{i:04d}" for i in range(REVIEWS)]
     requests = mixed(dag, nodes)
-    fleet = LocalFleet(
-        own_redis.url, concurrency=CHURN_CONCURRENCY, extra_env=env, start_private_redis=False
-    )
-    client = ReviewClient(settings)
     kills: list[str] = []
     restarts = 0
-    try:
-        with fleet:
-            fleet.wait_ready(timeout_s=90)
-            started = time.monotonic()
-            keys = client.submit_many(requests)
-            # Kill each of stage1 and stage2 KILL_ROUNDS times, each round in a random
-            # order, at random moments while the batch runs; restart each victim after a
-            # moment and let it pick up work again before the next kill.
-            victims = [
-                q for _ in range(KILL_ROUNDS) for q in rng.sample([Queue.STAGE1, Queue.STAGE2], 2)
-            ]
-            for victim in victims:
-                time.sleep(rng.uniform(0.5, 2.0))
-                fleet.kill_worker(victim)
-                kills.append(f"{victim.value}@{time.monotonic() - started:.1f}s")
-                time.sleep(rng.uniform(0.2, 1.0))
-                fleet.restart_worker(victim)
-                restarts += 1
-            fleet.wait_ready(timeout_s=90)
-            last_kill_s = time.monotonic() - started
+    with running_fleet(
+        own_redis.url, "wd", server=slow_server, concurrency=CHURN_CONCURRENCY
+    ) as run:
+        db, settings = run.db, run.settings
+        started = time.monotonic()
+        keys = run.client.submit_many(requests)
+        # Kill each of stage1 and stage2 KILL_ROUNDS times, each round in a random
+        # order, at random moments while the batch runs; restart each victim after a
+        # moment and let it pick up work again before the next kill.
+        victims = [
+            q for _ in range(KILL_ROUNDS) for q in rng.sample([Queue.STAGE1, Queue.STAGE2], 2)
+        ]
+        for victim in victims:
+            time.sleep(rng.uniform(0.5, 2.0))
+            run.fleet.kill_worker(victim)
+            kills.append(f"{victim.value}@{time.monotonic() - started:.1f}s")
+            time.sleep(rng.uniform(0.2, 1.0))
+            run.fleet.restart_worker(victim)
+            restarts += 1
+        run.fleet.wait_ready(timeout_s=90)
+        last_kill_s = time.monotonic() - started
 
-            # Try counters expire (their TTL is a few visibility timeouts), so the
-            # highest count of each is sampled while the run lasts.
-            tries: dict[str, int] = {}
+        # Try counters expire (their TTL is a few visibility timeouts), so the
+        # highest count of each is sampled while the run lasts.
+        tries: dict[str, int] = {}
 
-            def all_in() -> bool:
-                for counter in db.scan_iter(f"{settings.key_prefix}:tries:*", count=1000):
-                    name = counter.decode()
-                    tries[name] = max(tries.get(name, 0), int(db.get(counter) or 0))
-                return not count_stream(db, settings, dag).lost(keys)
+        def all_in() -> bool:
+            for counter in db.scan_iter(f"{settings.key_prefix}:tries:*", count=1000):
+                name = counter.decode()
+                tries[name] = max(tries.get(name, 0), int(db.get(counter) or 0))
+            return not count_stream(db, settings, dag).lost(keys)
 
-            finished = wait_until(all_in, timeout_s=150, every_s=1.0)
-            done_s = time.monotonic() - started
-            # Redeliveries of work that already finished may still be in flight.
-            wait_until(lambda: False, timeout_s=3)
-            counted = count_stream(db, settings, dag)
-            reruns = {
-                f"{stage.value}_reruns": sum(
-                    count - 1
-                    for name, count in tries.items()
-                    if name.startswith(f"{settings.key_prefix}:tries:{stage.value}:")
-                )
-                for stage in (Queue.STAGE1, Queue.STAGE2)
-            }
-            leftovers = {
-                "queued": sum(int(db.llen(q.value)) for q in Queue),
-                "unacked": int(db.hlen("unacked")),
-            }
-    finally:
-        client.close()
-        db.close()
+        finished = wait_until(all_in, timeout_s=150, every_s=1.0)
+        done_s = time.monotonic() - started
+        # Redeliveries of work that already finished may still be in flight.
+        wait_until(lambda: False, timeout_s=3)
+        counted = count_stream(db, settings, dag)
+        reruns = {
+            f"{stage.value}_reruns": sum(
+                count - 1
+                for name, count in tries.items()
+                if name.startswith(f"{settings.key_prefix}:tries:{stage.value}:")
+            )
+            for stage in (Queue.STAGE1, Queue.STAGE2)
+        }
+        leftovers = {
+            "queued": sum(int(db.llen(q.value)) for q in Queue),
+            "unacked": int(db.hlen("unacked")),
+        }
     lost = counted.lost(keys)
     duplicated = counted.duplicated()
-    calls = server.calls_per_marker(nodes)
+    calls = slow_server.calls_per_marker(nodes)
     escalated = sum(1 for r in counted.results.values() if r.stage2 is not None)
     record(
         "worker_death",
