@@ -11,16 +11,13 @@ import time
 from typing import Any, cast
 
 import pytest
-import redis
 from celery import Celery
 
 from schemas.result import ErrorCode, ReviewError
-from tests.faults.support import count_stream, fresh_dag, record, sample, wait_until
-from workers.fleet.app import create_app
+from tests.faults.support import FleetUnderTest, count_stream, fresh_dag, record, sample
+from tests.infrastructure import wait_until
 from workers.fleet.queues import Queue, TaskName
-from workers.local.launcher import LocalFleet
 from workers.results.stream import entry_fields, read_all
-from workers.settings import Settings
 
 pytestmark = [pytest.mark.integration, pytest.mark.slow]
 
@@ -30,11 +27,6 @@ QUEUE_OF = {
     TaskName.ROUTER: Queue.ROUTER,
     TaskName.STAGE2: Queue.STAGE2,
 }
-
-
-@pytest.fixture
-def app(builtin_settings: Settings) -> Celery:
-    return create_app(builtin_settings)
 
 
 def _calls(dag: str) -> list[tuple[TaskName, list[Any], dict[str, Any], str | None, ErrorCode]]:
@@ -52,23 +44,23 @@ def _calls(dag: str) -> list[tuple[TaskName, list[Any], dict[str, Any], str | No
         (s1, [], {"raw": body("s1-kw")}, None, invalid),
         (rt, [], {}, None, poison),
         (rt, [body("rt-one")], {}, "rt-one", poison),
-        (rt, [body("rt-three"), "{}", "{}"], {}, "rt-three", poison),
+        (rt, [body("rt-four"), "{}", "{}", "{}"], {}, "rt-four", poison),
         (s2, [], {}, None, poison),
         (s2, [body("s2-one")], {}, "s2-one", poison),
-        (s2, [body("s2-three"), "{}", "{}"], {}, "s2-three", poison),
+        (s2, [body("s2-four"), "{}", "{}", "{}"], {}, "s2-four", poison),
     ]
 
 
 @pytest.mark.timeout(120)
 def test_wrong_arity_tasks_become_error_entries_and_the_fleet_keeps_working(
-    builtin_fleet: LocalFleet, app: Celery, builtin_db: redis.Redis, builtin_settings: Settings
+    builtin: FleetUnderTest, app: Celery
 ) -> None:
     dag = fresh_dag("arity")
     calls = _calls(dag)
-    unroutable = f"{builtin_settings.key_prefix}:results:_unroutable"
-    dead_key = f"{builtin_settings.key_prefix}:deadletter"
-    unroutable_before = builtin_db.xlen(unroutable)
-    dead_before = builtin_db.xlen(dead_key)
+    unroutable = f"{builtin.settings.key_prefix}:results:_unroutable"
+    dead_key = f"{builtin.settings.key_prefix}:deadletter"
+    unroutable_before = builtin.db.xlen(unroutable)
+    dead_before = builtin.db.xlen(dead_key)
     started = time.monotonic()
     for _ in range(2):  # each bad call twice: a resent call adds no second entry
         for task, args, kwargs, _, _ in calls:
@@ -81,23 +73,23 @@ def test_wrong_arity_tasks_become_error_entries_and_the_fleet_keeps_working(
     n_poison = sum(1 for c in calls if c[4] is ErrorCode.POISON)
 
     def done() -> bool:
-        counted = count_stream(builtin_db, builtin_settings, dag)
+        counted = count_stream(builtin.db, builtin.settings, dag)
         return (
             len(counted.per_key) >= len(routable) + 1
-            and builtin_db.xlen(unroutable) - unroutable_before >= n_unroutable
-            and builtin_db.xlen(dead_key) - dead_before >= n_poison
+            and builtin.db.xlen(unroutable) - unroutable_before >= n_unroutable
+            and builtin.db.xlen(dead_key) - dead_before >= n_poison
         )
 
     finished = wait_until(done, timeout_s=60)
     took_s = time.monotonic() - started
     wait_until(lambda: False, timeout_s=2)  # the resent calls, had they added anything
-    counted = count_stream(builtin_db, builtin_settings, dag)
+    counted = count_stream(builtin.db, builtin.settings, dag)
     unroutable_entries = [
-        cast(ReviewError, e.payload) for e in read_all(builtin_db, unroutable)[unroutable_before:]
+        cast(ReviewError, e.payload) for e in read_all(builtin.db, unroutable)[unroutable_before:]
     ]
-    dead_entries = cast(list[tuple[bytes, dict[bytes, bytes]]], builtin_db.xrange(dead_key))
+    dead_entries = cast(list[tuple[bytes, dict[bytes, bytes]]], builtin.db.xrange(dead_key))
     dead = [entry_fields(fields) for _, fields in dead_entries][dead_before:]
-    alive = {q.value: builtin_fleet.workers[q].poll() is None for q in Queue}
+    alive = {q.value: builtin.fleet.workers[q].poll() is None for q in Queue}
     record(
         "bad_arity_queue",
         {
