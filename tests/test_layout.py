@@ -62,8 +62,9 @@ def _imports(path: Path) -> set[str]:
     ("package", "forbidden"),
     [
         ("judges", ("workers.fleet", "workers.results", "workers.observe", "workers.local")),
-        ("results", ("workers.fleet", "workers.local")),
-        ("observe", ("workers.fleet", "workers.local")),
+        ("results", ("workers.fleet", "workers.human", "workers.local")),
+        ("observe", ("workers.fleet", "workers.human", "workers.local")),
+        ("human", ("workers.fleet", "workers.local")),
         ("fleet", ("workers.local",)),
     ],
 )
@@ -115,7 +116,16 @@ def test_importing_the_client_reads_no_settings() -> None:
 
 @pytest.mark.parametrize(
     "command",
-    [["review", "-"], ["demo"], ["fleet"], ["submit", "-"], ["watch", "some-dag"]],
+    [
+        ["review", "-"],
+        ["demo"],
+        ["fleet"],
+        ["submit", "-"],
+        ["watch", "some-dag"],
+        ["review-ui"],
+        ["verdict", "some-dag", "node", "1", "--accept"],
+        ["outcomes", "export"],
+    ],
 )
 @pytest.mark.parametrize(
     ("variable", "value"),

@@ -14,11 +14,13 @@ import kombu.exceptions
 import redis
 from celery import Celery
 
+from schemas.human import VerdictChannel, VerdictInput
 from schemas.request import ReviewRequest
 from workers.connections import redis_client
 from workers.errors import BrokerUnavailableError
 from workers.fleet.app import create_app
 from workers.fleet.queues import TaskName
+from workers.human import Recorded, RecordStatus, VerdictRefusedError, build_gate
 from workers.intake import encode_request, request_from_obj
 from workers.observe import spans, telemetry
 from workers.results.subscriber import Delivery, Subscription
@@ -86,6 +88,43 @@ class ReviewClient:
             consumer=consumer,
             claim_idle_ms=claim_idle_ms,
         )
+
+    def record_verdict(
+        self,
+        dag_id: str,
+        node_id: str,
+        attempt: int,
+        verdict: VerdictInput,
+        *,
+        reviewer: str,
+    ) -> Recorded:
+        """Record a person's verdict on an attempt waiting in the review queue.
+
+        Exactly once per attempt: the ``human_verdict`` and recomputed ``decision``
+        entries go on the DAG's stream together, or not at all.
+
+        Raises:
+            VerdictRefusedError: already decided, claimed by another reviewer, or no such
+                attempt waits for a person; ``recorded`` says which.
+        """
+        key = f"{dag_id}:{node_id}:{attempt}"
+        gate = build_gate(self._redis, self.settings)
+        done = gate.desk.record(key, verdict, reviewer=reviewer, channel=VerdictChannel.API)
+        if done.status is not RecordStatus.RECORDED:
+            raise VerdictRefusedError(done, key)
+        return done
+
+    def report_downstream(
+        self, dag_id: str, node_id: str, attempt: int, score: float, *, reporter: str
+    ) -> bool:
+        """Record a downstream node's later usability report (0..1) as a labelled outcome.
+
+        False when the fleet no longer remembers that attempt.
+        """
+        if not 0.0 <= score <= 1.0:
+            raise ValueError(f"score must be within 0..1, not {score}")
+        gate = build_gate(self._redis, self.settings)
+        return gate.report_downstream(dag_id, node_id, attempt, score, reporter=reporter)
 
     def close(self) -> None:
         """Release broker and Redis connections."""

@@ -34,6 +34,15 @@ class Keys:
         """Requests given up on, with their raw bodies, for an operator to inspect."""
         return f"{self.prefix}:deadletter"
 
+    @property
+    def quarantine(self) -> str:
+        """Queue messages no worker could decode, raw, with the queue, reason and time.
+
+        Apart from the dead letters: nothing in it ever reached a handler, and most of it
+        names no review.
+        """
+        return f"{self.prefix}:quarantine"
+
     def published(self, review_key: str) -> str:
         """Remembers that ``review_key`` reached its stream (publication's dedup key)."""
         return f"{self.prefix}:published:{review_key}"
@@ -65,3 +74,49 @@ class Keys:
     def rate_bucket(self, model: str) -> str:
         """The fleet-wide token bucket of one model."""
         return f"{self.prefix}:ratelimit:{model}"
+
+    # The human gate (workers.human): review queue, verdicts, attempts, outcomes.
+
+    @property
+    def human_pending(self) -> str:
+        """Sorted set of review keys waiting for a person, scored by enqueue time (ms)."""
+        return f"{self.prefix}:human:pending"
+
+    @property
+    def human_summaries(self) -> str:
+        """Hash of review key -> the short ``ReviewSummary`` the queue page lists."""
+        return f"{self.prefix}:human:summaries"
+
+    def human_item(self, review_key: str) -> str:
+        """What a reviewer sees of one waiting review (a ``ReviewItem``); set once."""
+        return f"{self.prefix}:human:item:{review_key}"
+
+    def human_claim(self, review_key: str) -> str:
+        """The reviewer holding ``review_key``, until the claim expires back to the queue."""
+        return f"{self.prefix}:human:claim:{review_key}"
+
+    def human_decided(self, review_key: str) -> str:
+        """The verdict's entry id and reviewer: the verdict's dedup key."""
+        return f"{self.prefix}:human:decided:{review_key}"
+
+    def attempts(self, dag_id: str, node_id: str) -> str:
+        """One node's attempt records (hash: attempt -> ``AttemptRecord``)."""
+        return f"{self.prefix}:attempts:{dag_id}:{node_id}"
+
+    def outcomes_of_skill(self, skill_id: str) -> str:
+        """Labelled outcomes of one skill, newest first (a capped list)."""
+        return f"{self.prefix}:outcomes:skill:{skill_id}"
+
+    def outcomes_of_evaluator(self, evaluator: str) -> str:
+        """Labelled outcomes by one evaluator, newest first (a capped list)."""
+        return f"{self.prefix}:outcomes:evaluator:{evaluator}"
+
+    @property
+    def outcome_skills(self) -> str:
+        """The skills that have outcomes (a set), for export."""
+        return f"{self.prefix}:outcomes:skills"
+
+    @property
+    def outcome_evaluators(self) -> str:
+        """The evaluators that have outcomes (a set), for export."""
+        return f"{self.prefix}:outcomes:evaluators"

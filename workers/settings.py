@@ -80,6 +80,13 @@ class Settings(BaseSettings):
     max_task_tries: int = Field(default=3, ge=1)
     """A review whose task dies this many times is dead-lettered."""
 
+    # Bounded waits on every Redis connection: broker, results, ledger, guards, subscribers.
+    redis_socket_timeout_s: float = Field(default=5.0, ge=2.0, le=300.0)
+    """Longest wait for one Redis reply. Above the 1 s blocking reads (BLMOVE, XREADGROUP
+    BLOCK), so that only a Redis that stopped answering trips it."""
+    redis_connect_timeout_s: float = Field(default=3.0, gt=0.0, le=60.0)
+    """Longest wait to open a connection to Redis."""
+
     judge_backend: JudgeBackend = JudgeBackend.AUTO
     anthropic_api_key: SecretStr | None = None
     """Also read from ``ANTHROPIC_API_KEY`` by the CLI when unset here."""
@@ -120,6 +127,27 @@ class Settings(BaseSettings):
     otel_service_name: str = "windags-evaluator"
     prometheus_port: int | None = Field(default=None, ge=0, le=65535)
     """Serve ``/metrics`` for Prometheus on this port (0: any free one); off when unset."""
+
+    # The human gate (workers.human): review queue, review page, attempts, outcomes.
+    human_claim_ttl_s: int = Field(default=600, ge=5)
+    """A reviewer's claim on an item; uncompleted, it expires back into the queue."""
+    attempts_kept: int = Field(default=100, ge=1, le=1000)
+    """Attempt records kept per node (newest); they expire with the stream retention."""
+    outcomes_kept: int = Field(default=10_000, ge=1)
+    """Labelled outcomes kept per skill and per evaluator (newest)."""
+    outcome_retention_s: int = Field(default=90 * 24 * 3600, ge=60)
+    """Outcomes untouched this long expire (per skill, per evaluator)."""
+    review_ui_token: SecretStr | None = Field(default=None, min_length=16)
+    """Shared token a reviewer signs in to the review page with (and gives a name)."""
+    review_ui_auth_header: str | None = Field(default=None, pattern=r"^[A-Za-z0-9-]+$")
+    """Header an authenticating proxy sets to the reviewer's identity (X-Forwarded-User).
+
+    Trusted as is: the page must then be reachable only through that proxy."""
+    review_ui_secret: SecretStr | None = Field(default=None, min_length=16)
+    """Key that signs sessions and CSRF tokens; set it when more than one replica runs.
+    Unset: derived from the token, or random per process."""
+    review_ui_secure_cookie: bool = False
+    """Mark the page's cookies Secure (served over HTTPS)."""
 
     @field_validator("redis_url")
     @classmethod

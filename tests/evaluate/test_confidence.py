@@ -141,3 +141,14 @@ def test_self_signal_alone_gives_no_score() -> None:
 def test_weighted_average_of_nothing_is_none() -> None:
     assert weighted_average({}, {"peer": 0.25}) is None
     assert weighted_average({"peer": 0.5}, {"peer": 0.0}) is None
+
+
+def test_a_human_signal_settles_a_disagreement_instead_of_asking_for_another_human() -> None:
+    confidence = aggregate_confidence(
+        _signals(peer=0.85, downstream=0.35, human=1.0), downstream_critical=True
+    )
+    assert confidence.disagreement == pytest.approx(0.5)
+    assert confidence.human_review is False
+    assert confidence.rules[0] == "disagreement 0.50 > 0.4: settled by the human signal"
+    # (0.15 * 0.85 + 0.45 * 0.35 + 0.50 * 1.0) / 1.10
+    assert confidence.score == pytest.approx(0.713636, abs=1e-6)

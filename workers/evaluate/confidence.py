@@ -3,7 +3,8 @@
 Weights are renormalised over the signals present (dag-quality.md). Self-evaluation is
 sycophancy-biased, so it never enters the score (BC-EVAL-005): it is kept beside it as a
 process self-check. When peer and downstream disagree by more than 0.4 a human should
-look, and the conflict rules shift weight towards whichever source is more trustworthy.
+look (unless a human signal is already in: then a person has looked), and the conflict
+rules shift weight towards whichever source is more trustworthy.
 """
 
 from __future__ import annotations
@@ -53,10 +54,13 @@ def aggregate_confidence(
         if signals.peer is not None and signals.downstream is not None
         else None
     )
-    human_review = disagreement is not None and disagreement > policy.disagreement_limit
-    if human_review:
+    conflict = disagreement is not None and disagreement > policy.disagreement_limit
+    # The flag asks for a person; a human signal means one has already looked.
+    human_review = conflict and signals.human is None
+    if conflict:
+        settled = "human review" if human_review else "settled by the human signal"
         rules = (
-            f"disagreement {disagreement:.2f} > {policy.disagreement_limit}: human review",
+            f"disagreement {disagreement:.2f} > {policy.disagreement_limit}: {settled}",
             *rules,
         )
     score = weighted_average(present, weights)

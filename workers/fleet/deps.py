@@ -14,6 +14,7 @@ from schemas.judging import JudgeTier
 from workers.connections import redis_client
 from workers.evaluate.stages import WallJudge
 from workers.fleet.tries import TryCounter
+from workers.human.gate import HumanGate, build_gate
 from workers.judges.base import Judge
 from workers.judges.builtin import BuiltinJudge
 from workers.judges.cache import CachedJudge
@@ -38,6 +39,8 @@ class Deps:
     judge: Judge
     ledger: CostLedger
     tries: TryCounter
+    gate: HumanGate
+    """The human gate: review queue, attempt records, labelled outcomes."""
     wall_judge: WallJudge | None = None
     """Stage 1's model judge; None for the built-in judge, whose Wall is the heuristics."""
 
@@ -68,6 +71,7 @@ def build_deps(settings: Settings, *, judge: Judge | None = None) -> Deps:
         judge=served,
         ledger=CostLedger(client, settings.keys),
         tries=TryCounter(client, settings.keys, ttl_s=settings.visibility_timeout_s * 4),
+        gate=build_gate(client, settings),
         wall_judge=None if isinstance(base, BuiltinJudge) else model_wall_judge(served),
     )
 

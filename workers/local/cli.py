@@ -10,10 +10,12 @@ import typer
 
 from workers.errors import ConfigurationError, InvalidRequest
 from workers.intake import decode_request
+from workers.local.human_cli import register as register_human_commands
 from workers.settings import Settings
 from workers.settings import load_settings as read_settings
 
 app = typer.Typer(add_completion=False, no_args_is_help=True, help=__doc__)
+register_human_commands(app)
 
 
 @app.callback()
@@ -89,13 +91,23 @@ def main() -> None:
 @app.command()
 def demo(
     timeout_s: Annotated[float, typer.Option(help="Give up waiting after this long.")] = 180.0,
+    ui: Annotated[
+        bool, typer.Option("--ui", help="Then keep the fleet and the review page running.")
+    ] = False,
+    ui_port: Annotated[int, typer.Option(help="The review page's port, with --ui.")] = 8400,
 ) -> None:
-    """Start a local fleet, review the shipped 14-node sample DAG, print the results."""
+    """Start a local fleet, review the shipped 14-node sample DAG, print the results.
+
+    With --ui, the fleet and the review page keep running (the escalated nodes wait
+    there for a person) until Ctrl-C.
+    """
     from workers.errors import FleetError
     from workers.local.demo import run_demo, wide_console
 
     try:
-        code = run_demo(load_settings(), wide_console(), timeout_s=timeout_s)
+        code = run_demo(
+            load_settings(), wide_console(), timeout_s=timeout_s, ui_port=ui_port if ui else None
+        )
     except FleetError as exc:
         raise _fail(str(exc), 1) from None
     raise typer.Exit(code)
@@ -165,7 +177,7 @@ def watch(
 
     from workers.local.console import results_table
     from workers.local.demo import wide_console
-    from workers.results.stream import read_after
+    from workers.results.stream import read_after, reviews_only
 
     settings = load_settings()
     console = wide_console()
@@ -176,7 +188,9 @@ def watch(
             entries = read_after(client, settings.keys.results(dag_id), last, block_ms=1000)
             if entries:
                 last = entries[-1].entry_id
-                console.print(results_table(e.payload for e in entries))
+                shown = reviews_only(entries)
+                if shown:
+                    console.print(results_table(e.payload for e in shown))
     except KeyboardInterrupt:
         pass
     except redis.RedisError as exc:

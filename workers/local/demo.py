@@ -14,9 +14,11 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from schemas.result import ReviewError, ReviewResult
 from workers.client import ReviewClient
 from workers.errors import FleetError
+from workers.evaluate.human import needs_human
 from workers.local.console import results_table
 from workers.local.launcher import LocalFleet
-from workers.results.stream import read_after
+from workers.local.review_page import serve, with_demo_token
+from workers.results.stream import read_after, reviews_only
 from workers.settings import Settings
 
 
@@ -27,8 +29,13 @@ def sample_dag(dag_id: str) -> list[dict[str, Any]]:
     return [{**node, "dag_id": dag_id} for node in nodes]
 
 
-def run_demo(settings: Settings, console: Console, *, timeout_s: float = 120.0) -> int:
-    """Start the fleet, submit the sample DAG, wait with progress, print the table."""
+def run_demo(
+    settings: Settings, console: Console, *, timeout_s: float = 120.0, ui_port: int | None = None
+) -> int:
+    """Start the fleet, submit the sample DAG, wait with progress, print the table.
+
+    With ``ui_port``, the fleet and the review page then keep running until Ctrl-C.
+    """
     started = time.monotonic()
     dag_id = f"demo-{int(time.time())}"
     nodes = sample_dag(dag_id)
@@ -48,15 +55,48 @@ def run_demo(settings: Settings, console: Console, *, timeout_s: float = 120.0) 
         finally:
             client.close()
         console.print(f"[dim]worker logs: {fleet.log_dir}[/dim]")
+        _report(console, entries, dag_id, len(nodes), time.monotonic() - started)
+        waiting = sum(1 for e in entries if isinstance(e, ReviewResult) and needs_human(e))
+        if ui_port is None:
+            _how_to_review(console, waiting)
+        else:
+            _serve_page(live, console, dag_id, waiting, ui_port)
+    return 0 if len(entries) == len(nodes) else 1
+
+
+def _report(
+    console: Console, entries: list[ReviewResult | ReviewError], dag_id: str, n: int, took: float
+) -> None:
     results = [e for e in entries if isinstance(e, ReviewResult)]
-    console.print(results_table(entries, title=f"DAG {dag_id}: {len(nodes)} nodes"))
+    console.print(results_table(entries, title=f"DAG {dag_id}: {n} nodes"))
     escalated = sum(1 for r in results if r.escalation.escalate)
     console.print(
         f"escalation rate: {escalated}/{len(results)} = {escalated / max(1, len(results)):.0%}"
         f"   review spend: ${sum(r.envelope.review_cost_usd for r in results):.4f}"
-        f"   wall time: {time.monotonic() - started:.1f}s"
+        f"   wall time: {took:.1f}s"
     )
-    return 0 if len(entries) == len(nodes) else 1
+
+
+def _how_to_review(console: Console, waiting: int) -> None:
+    if waiting:
+        console.print(
+            f"{waiting} node(s) wait for a person. To review them in a browser, run "
+            "[bold]windags-eval demo --ui[/bold]: it keeps the fleet and the review page "
+            "running, prints the page's address and a sign-in token, and stops on Ctrl-C."
+        )
+
+
+def _serve_page(settings: Settings, console: Console, dag_id: str, waiting: int, port: int) -> None:
+    page_settings, token = with_demo_token(settings)
+    console.print(
+        f"{waiting} node(s) wait for a person. Review page: "
+        f"[bold]http://127.0.0.1:{port}/?dag={dag_id}[/bold]"
+    )
+    if token is not None:
+        console.print(f"sign in with any name and the token [bold]{token}[/bold]")
+    console.print("the fleet and the page keep running; Ctrl-C stops both")
+    serve(page_settings, host="127.0.0.1", port=port)
+    console.print("stopped")
 
 
 def wide_console() -> Console:
@@ -82,8 +122,9 @@ def _wait_for_results(
                     raise FleetError(
                         f"only {len(entries)} of {expected} results after {timeout_s:.0f}s"
                     )
-                for entry in read_after(client, stream, last, block_ms=500):
-                    last = entry.entry_id
+                batch = read_after(client, stream, last, block_ms=500)
+                last = batch[-1].entry_id if batch else last
+                for entry in reviews_only(batch):
                     entries[f"{entry.payload.node_id}:{entry.payload.attempt}"] = entry.payload
                 progress.update(bar, completed=len(entries))
     finally:

@@ -15,6 +15,7 @@ from typing import Final, cast
 
 import redis
 
+from schemas.human import HumanDecision, HumanVerdict
 from schemas.result import ReviewError, ReviewResult
 from workers.errors import PublishError
 from workers.keys import Keys
@@ -43,7 +44,20 @@ class EntryKind(StrEnum):
     """The ``kind`` field of a stream entry."""
 
     RESULT = "result"
+    """A ``ReviewResult``: one per review key."""
     ERROR = "error"
+    """A ``ReviewError``: the request could not be reviewed."""
+    HUMAN_VERDICT = "human_verdict"
+    """A ``HumanVerdict`` on an escalated attempt: one per review key."""
+    DECISION = "decision"
+    """A ``HumanDecision``: the attempt's decision recomputed with the human verdict."""
+
+
+#: What a review itself leaves on the stream.
+ReviewPayload = ReviewResult | ReviewError
+#: Every typed payload a stream entry can carry.
+Payload = ReviewResult | ReviewError | HumanVerdict | HumanDecision
+REVIEW_KINDS: Final = frozenset({EntryKind.RESULT.value, EntryKind.ERROR.value})
 
 
 @dataclass(frozen=True, slots=True)
@@ -145,12 +159,17 @@ class ResultStream:
         return Published(entry_id=_text(entry_id), added=bool(added))
 
 
-def parse_entry(fields: dict[bytes, bytes] | dict[str, str]) -> ReviewResult | ReviewError:
-    """Decode one stream entry's fields into its typed payload."""
+def parse_entry(fields: dict[bytes, bytes] | dict[str, str]) -> Payload:
+    """Decode one stream entry's fields into its typed payload, whatever its kind."""
     decoded = {_text(k): _text(v) for k, v in fields.items()}
     payload = decoded.get("payload", "")
-    if decoded.get("kind") == EntryKind.ERROR:
+    kind = decoded.get("kind")
+    if kind == EntryKind.ERROR:
         return ReviewError.model_validate_json(payload)
+    if kind == EntryKind.HUMAN_VERDICT:
+        return HumanVerdict.model_validate_json(payload)
+    if kind == EntryKind.DECISION:
+        return HumanDecision.model_validate_json(payload)
     return ReviewResult.model_validate_json(payload)
 
 
@@ -167,11 +186,20 @@ def _text(value: bytes | str | int) -> str:
 
 @dataclass(frozen=True, slots=True)
 class StreamEntry:
-    """One decoded entry of a results stream."""
+    """One decoded review entry (a result or an error) of a results stream."""
 
     entry_id: str
     fields: dict[str, str]
-    payload: ReviewResult | ReviewError
+    payload: ReviewPayload
+
+
+@dataclass(frozen=True, slots=True)
+class AnyEntry:
+    """One decoded entry of any kind: a review's, or a human verdict or decision."""
+
+    entry_id: str
+    fields: dict[str, str]
+    payload: Payload
 
 
 _RawEntry = tuple[bytes | str, dict[bytes, bytes]]
@@ -179,8 +207,11 @@ _RawEntry = tuple[bytes | str, dict[bytes, bytes]]
 
 def read_after(
     client: redis.Redis, stream: str, last_id: str, *, count: int = 100, block_ms: int | None = None
-) -> list[StreamEntry]:
-    """Entries after ``last_id`` (``$`` for only new ones), blocking up to ``block_ms``."""
+) -> list[AnyEntry]:
+    """Entries of every kind after ``last_id`` (``$`` for only new ones).
+
+    Blocks up to ``block_ms``; ``reviews_only`` keeps the results and errors of a batch.
+    """
     reply = cast(
         list[tuple[bytes, list[_RawEntry]]],
         client.xread({stream: last_id}, count=count, block=block_ms) or [],
@@ -188,11 +219,25 @@ def read_after(
     return [_decoded(entry) for _, items in reply for entry in items]
 
 
+def reviews_only(entries: list[AnyEntry]) -> list[StreamEntry]:
+    """The results and errors among ``entries``."""
+    return [
+        StreamEntry(e.entry_id, e.fields, e.payload)
+        for e in entries
+        if isinstance(e.payload, ReviewResult | ReviewError)
+    ]
+
+
 def read_all(client: redis.Redis, stream: str) -> list[StreamEntry]:
-    """Every entry of ``stream``, oldest first."""
+    """Every review entry (results and errors) of ``stream``, oldest first."""
+    return reviews_only(read_all_kinds(client, stream))
+
+
+def read_all_kinds(client: redis.Redis, stream: str) -> list[AnyEntry]:
+    """Every entry of ``stream``, human verdicts and decisions included, oldest first."""
     return [_decoded(entry) for entry in cast(list[_RawEntry], client.xrange(stream))]
 
 
-def _decoded(entry: _RawEntry) -> StreamEntry:
+def _decoded(entry: _RawEntry) -> AnyEntry:
     entry_id, fields = entry
-    return StreamEntry(_text(entry_id), entry_fields(fields), parse_entry(fields))
+    return AnyEntry(_text(entry_id), entry_fields(fields), parse_entry(fields))

@@ -13,8 +13,7 @@ from typing import cast
 
 import redis
 
-from schemas.result import ReviewError, ReviewResult
-from workers.results.stream import entry_fields, parse_entry
+from workers.results.stream import Payload, entry_fields, parse_entry
 
 _Entry = tuple[bytes, dict[bytes, bytes]]
 
@@ -25,7 +24,9 @@ class Delivery:
 
     entry_id: str
     review_key: str
-    payload: ReviewResult | ReviewError
+    payload: Payload
+    """A ``ReviewResult`` or ``ReviewError``; for escalated attempts later a ``HumanVerdict``
+    and the ``HumanDecision`` recomputed with it (``kind`` tells them apart)."""
     traceparent: str | None
     _subscription: Subscription = field(repr=False)
 

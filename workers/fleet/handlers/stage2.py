@@ -39,8 +39,9 @@ def handle_stage2(
             return CLAIM_WAIT
         spans.note_stage2(request, stage2)
         trace_id = tracecontext.trace_id_of(traceparent)
+        request = deps.gate.with_history(request)  # the fleet's attempts when none sent
         result = finalize(request, routed.report, routed.escalation, stage2, trace_id=trace_id)
-        publish(result, deps, traceparent=traceparent)
+        publish(result, request, deps, traceparent=traceparent)
         return None
 
     return guarded(job, deps, work)

@@ -1,0 +1,20 @@
+"""The human gate: review queue, verdicts back on the stream, attempts, outcomes.
+
+Imports point one way: this package reads the engine, the judges' level below it and
+the results stream; the fleet and the local tools import it, never the reverse.
+"""
+
+from workers.human.gate import HumanGate, build_gate
+from workers.human.queue import ClaimStatus, ReviewQueue
+from workers.human.verdicts import Recorded, RecordStatus, VerdictDesk, VerdictRefusedError
+
+__all__ = [
+    "ClaimStatus",
+    "HumanGate",
+    "RecordStatus",
+    "Recorded",
+    "ReviewQueue",
+    "VerdictDesk",
+    "VerdictRefusedError",
+    "build_gate",
+]

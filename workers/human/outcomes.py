@@ -1,0 +1,126 @@
+"""Labelled outcomes for learning: what humans, downstream consumers and Stage 2 said.
+
+Every label is kept twice, per skill and per evaluator (each a capped list, newest
+first, expiring when untouched), so calibration can ask "how often was this skill's
+output bad" and "how often does this evaluator agree with the others" without a scan.
+``windags-eval outcomes export`` writes them out as JSONL.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from datetime import UTC, datetime
+from typing import cast
+
+import redis
+from pydantic import ValidationError
+
+from schemas.human import AttemptRecord, LabelledOutcome, OutcomeSource, VerdictAction
+from schemas.quality import CEILING_DIMENSIONS
+from schemas.result import CeilingStatus, ReviewResult
+from workers.keys import Keys
+
+
+def utc_now() -> str:
+    """Now, ISO 8601 in UTC: the timestamps of verdicts and outcomes."""
+    return datetime.now(UTC).isoformat(timespec="milliseconds")
+
+
+class OutcomeStore:
+    """Appends and reads labelled outcomes; one per process, thread-safe."""
+
+    def __init__(self, client: redis.Redis, keys: Keys, *, kept: int, ttl_s: int) -> None:
+        self._redis = client
+        self._keys = keys
+        self._kept = kept
+        self._ttl_s = ttl_s
+
+    def record(self, outcome: LabelledOutcome) -> None:
+        """Append ``outcome`` to its skill's and its evaluator's lists, in one transaction."""
+        body = outcome.model_dump_json()
+        pipe = self._redis.pipeline(transaction=True)
+        for key, index, member in (
+            (
+                self._keys.outcomes_of_skill(outcome.skill_id),
+                self._keys.outcome_skills,
+                outcome.skill_id,
+            ),
+            (
+                self._keys.outcomes_of_evaluator(outcome.evaluator),
+                self._keys.outcome_evaluators,
+                outcome.evaluator,
+            ),
+        ):
+            pipe.lpush(key, body)
+            pipe.ltrim(key, 0, self._kept - 1)
+            pipe.expire(key, self._ttl_s)
+            pipe.sadd(index, member)
+            pipe.expire(index, self._ttl_s)
+        pipe.execute()
+
+    def skills(self) -> list[str]:
+        """Skills with outcomes, sorted."""
+        return sorted(_texts(self._redis.smembers(self._keys.outcome_skills)))
+
+    def evaluators(self) -> list[str]:
+        """Evaluators with outcomes, sorted."""
+        return sorted(_texts(self._redis.smembers(self._keys.outcome_evaluators)))
+
+    def export(
+        self, *, skill: str | None = None, evaluator: str | None = None
+    ) -> Iterator[LabelledOutcome]:
+        """Outcomes oldest first: of one skill, of one evaluator, or all (by skill)."""
+        if evaluator is not None:
+            keys = [self._keys.outcomes_of_evaluator(evaluator)]
+        else:
+            names = [skill] if skill is not None else self.skills()
+            keys = [self._keys.outcomes_of_skill(name) for name in names]
+        for key in keys:
+            for raw in reversed(cast(list[bytes], self._redis.lrange(key, 0, -1))):
+                try:
+                    outcome = LabelledOutcome.model_validate_json(raw)
+                except ValidationError:
+                    continue  # an older shape: skipped, never fatal to an export
+                if skill is None or outcome.skill_id == skill:
+                    yield outcome
+
+
+def labelled(
+    source: OutcomeSource,
+    evaluator: str,
+    record: AttemptRecord,
+    *,
+    dag_id: str,
+    node_id: str,
+    label: float,
+    action: VerdictAction | None = None,
+) -> LabelledOutcome:
+    """One label on the attempt ``record`` remembers (skill and Stage 1's view from it)."""
+    return LabelledOutcome(
+        source=source,
+        evaluator=evaluator,
+        skill_id=record.skill_id,
+        dag_id=dag_id,
+        node_id=node_id,
+        attempt=record.attempt,
+        label=label,
+        action=action,
+        stage1=record.stage1,
+        recorded_at=utc_now(),
+    )
+
+
+def stage2_label(result: ReviewResult) -> tuple[str, float] | None:
+    """Stage 2's evaluator name and label (its weakest Ceiling dimension), when it scored.
+
+    An indeterminate Ceiling (the judge failed) is no label at all.
+    """
+    stage2 = result.stage2
+    if stage2 is None or stage2.status is not CeilingStatus.SCORED:
+        return None
+    ceiling = [v for d, v in result.quality.scored().items() if d in CEILING_DIMENSIONS]
+    return (f"stage2:{stage2.model}", min(ceiling)) if ceiling else None
+
+
+def _texts(values: object) -> list[str]:
+    return [v.decode() if isinstance(v, bytes) else str(v) for v in cast(set[bytes], values)]
