@@ -11,6 +11,7 @@ from __future__ import annotations
 import re
 import unicodedata
 from dataclasses import dataclass
+from functools import lru_cache
 
 _JOINED = re.compile(r"(?:(?<=[a-z]{3})|(?<=[0-9.)\]]))(?=[A-Z][a-z])")
 _TOKEN = re.compile(r"\d[\d,]*(?:\.\d+)?(?:st|nd|rd|th|s)?\b|[^\W\d_]+(?:['’][^\W\d_]+)*")
@@ -86,20 +87,19 @@ class Token:
     """Offset in the text it came from."""
     value: float | None = None
     """The number it states, for digits and number words."""
+    stop: bool = False
+    """A word that carries no checkable claim by itself."""
 
     @property
     def capitalised(self) -> bool:
         """Starts with an upper-case letter (a name, or a sentence's first word)."""
         return self.text[:1].isupper()
 
-    @property
-    def stop(self) -> bool:
-        """A word that carries no checkable claim by itself."""
-        return self.key in STOPWORDS or fold(self.text) in STOPWORDS
-
 
 def fold(text: str) -> str:
     """Lower-case with accents removed and curly apostrophes made straight."""
+    if text.isascii():
+        return text.lower()
     decomposed = unicodedata.normalize("NFKD", text.replace("’", "'"))
     return "".join(c for c in decomposed if not unicodedata.combining(c)).lower()
 
@@ -109,6 +109,7 @@ def unjoin(text: str) -> str:
     return _JOINED.sub(" ", text)
 
 
+@lru_cache(maxsize=65536)
 def stem(word: str) -> str:
     """A crude, stable stem: possessive, plural and common verb endings removed."""
     word = fold(word)
@@ -138,8 +139,10 @@ def tokens(text: str) -> list[Token]:
     for match in _TOKEN.finditer(text):
         word = match.group().rstrip(",")
         value = number_value(word)
-        key = fold(word).replace(",", "") if word[:1].isdigit() else stem(word)
-        out.append(Token(word, key, match.start(), value))
+        folded = fold(word)
+        key = folded.replace(",", "") if word[:1].isdigit() else stem(folded)
+        stop = key in STOPWORDS or folded in STOPWORDS
+        out.append(Token(word, key, match.start(), value, stop))
     return out
 
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from functools import lru_cache
 
 from schemas.request import Source
 from workers.evaluate.findings import sentences
@@ -80,7 +81,12 @@ class NodeInput:
 
 
 def node_input(task: str | None, sources: Sequence[Source]) -> NodeInput:
-    """Index the task and the sources."""
+    """Index the task and the sources (cached: a node's attempts share their input)."""
+    return _node_input(task, tuple(sources))
+
+
+@lru_cache(maxsize=16)
+def _node_input(task: str | None, sources: tuple[Source, ...]) -> NodeInput:
     texts: list[InputText] = []
     if task:
         texts.append(_index("task", "the task", None, task, is_task=True))
@@ -97,7 +103,8 @@ def node_input(task: str | None, sources: Sequence[Source]) -> NodeInput:
 
 
 def _index(ref: str, label: str, url: str | None, text: str, *, is_task: bool = False) -> InputText:
-    words = tokens(unjoin(text))
+    split = [tokens(s) for s in sentences(unjoin(text))]
+    words = [w for sentence in split for w in sentence]
     numbers = number_mentions(words)
     return InputText(
         ref=ref,
@@ -110,7 +117,7 @@ def _index(ref: str, label: str, url: str | None, text: str, *, is_task: bool = 
         values=frozenset(n.value for n in numbers),
         numbers=tuple(numbers),
         acronyms=_acronyms(words),
-        sentences=_windows([signature(tokens(s)) for s in sentences(unjoin(text))]),
+        sentences=_windows([signature(s) for s in split]),
     )
 
 
@@ -155,9 +162,15 @@ def number_mentions(words: Sequence[Token]) -> list[NumberMention]:
 
 def context_keys(words: Sequence[Token], at: int) -> frozenset[str]:
     """Up to ``CONTEXT_WORDS`` content words each side of position ``at``."""
-    before = [w.key for w in words[:at] if not w.stop and w.value is None][-CONTEXT_WORDS:]
-    after = [w.key for w in words[at + 1 :] if not w.stop and w.value is None][:CONTEXT_WORDS]
-    return frozenset(before + after)
+    found: list[str] = []
+    for step in (-1, 1):
+        taken, i = 0, at + step
+        while 0 <= i < len(words) and taken < CONTEXT_WORDS:
+            if not words[i].stop and words[i].value is None:
+                found.append(words[i].key)
+                taken += 1
+            i += step
+    return frozenset(found)
 
 
 def _acronyms(words: Sequence[Token]) -> frozenset[str]:

@@ -24,8 +24,11 @@ _NEVER_IMPORT = frozenset({"antigravity", "this", "__hello__", "__phello__", "id
 def hallucinated_apis(tree: ast.Module) -> list[tuple[int, str]]:
     """``(line, dotted name)`` of each stdlib attribute the output uses that does not exist."""
     modules, rebound = _imports(tree)
+    guarded = _guarded(tree)
     found: set[tuple[int, str]] = set()
     for node in ast.walk(tree):
+        if id(node) in guarded:
+            continue
         if isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
             found.update(
                 (node.lineno, f"{node.module}.{a.name}")
@@ -40,6 +43,39 @@ def hallucinated_apis(tree: ast.Module) -> list[tuple[int, str]]:
             if dotted is not None:
                 found.add((node.lineno, dotted))
     return sorted(found)
+
+
+#: Attributes the interpreter sets only at run time (the ``sys`` docs: "not always defined").
+_RUNTIME_SET = frozenset(
+    {"sys.last_type", "sys.last_value", "sys.last_traceback", "sys.last_exc", "sys.ps1", "sys.ps2"}
+)
+_PLATFORM_HINTS = ("platform", "os.name", "hasattr", "getattr", "win", "posix", "darwin")
+
+
+def _guarded(tree: ast.Module) -> set[int]:
+    """Nodes whose attributes may legitimately be missing here.
+
+    Code written for several platforms probes for attributes: under ``try``, under an
+    ``if`` on the platform or on ``hasattr``, after naming the attribute in a string
+    (``hasattr(os, "lchmod")``), or by assigning it (``sys.ps1 = ">>> "``).
+    """
+    named = {n.value for n in ast.walk(tree) if isinstance(n, ast.Constant)}
+    assigned = {
+        n.attr
+        for n in ast.walk(tree)
+        if isinstance(n, ast.Attribute) and n.ctx is not None and not isinstance(n.ctx, ast.Load)
+    }
+    out: set[int] = set()
+    for node in ast.walk(tree):
+        probing = isinstance(node, ast.Try) and bool(node.handlers)
+        if isinstance(node, ast.If | ast.IfExp):
+            test = ast.unparse(node.test)
+            probing = any(hint in test for hint in _PLATFORM_HINTS)
+        if probing:
+            out.update(id(child) for child in ast.walk(node))
+        elif isinstance(node, ast.Attribute) and (node.attr in named or node.attr in assigned):
+            out.add(id(node))
+    return out
 
 
 def _imports(tree: ast.Module) -> tuple[dict[str, str], set[str]]:
@@ -117,7 +153,7 @@ def _module(dotted: str) -> ModuleType | None:
 def _missing(module: str, attribute: str) -> bool:
     """Whether stdlib ``module`` has no ``attribute`` and no submodule of that name."""
     loaded = _module(module)
-    if loaded is None or hasattr(loaded, attribute):
+    if loaded is None or hasattr(loaded, attribute) or f"{module}.{attribute}" in _RUNTIME_SET:
         return False
     return not _is_submodule(module, attribute)
 

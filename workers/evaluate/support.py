@@ -16,7 +16,7 @@ from workers.evaluate.lexicon import Token, fold, prefix
 from workers.evaluate.sources import InputText, NodeInput, NumberMention
 
 #: An unlinked name costs this share of an unsupported one: it exists, the relation may not.
-UNLINKED = 0.5
+UNLINKED = 0.25
 
 
 @dataclass(frozen=True, slots=True)
@@ -118,11 +118,10 @@ def _linked(unit: ClaimUnit, keyed: Sequence[ClaimUnit], given: NodeInput) -> bo
     if not others:
         return True
     mine = _keys(unit)
-    return any(
-        _within(mine, s) and any(_within(o, s) for o in others)
-        for text in given.texts
-        for s in text.sentences
-    )
+    windows = [s for text in given.texts for s in text.sentences if _within(mine, s)]
+    if not windows:
+        return True  # supported through an acronym, a rounding or a word family: no place to look
+    return any(_within(o, s) for s in windows for o in others)
 
 
 def _within(keys: set[str], window: frozenset[str]) -> bool:
@@ -142,7 +141,16 @@ def best_match(sentence: Sentence, given: NodeInput) -> InputText | None:
 
 
 def _missing(unit: ClaimUnit, given: NodeInput) -> tuple[str, ...]:
-    return tuple(w.text for w in unit.words if not _supported(w, unit.kind, given))
+    """The unit's words the input lacks; a name is one thing, not a bag of words.
+
+    ``Craig Williams`` is not supported by ``Craig Newmark``: a name counts as supported
+    when most of its words are (``Officer Michael Slager`` by ``Michael Slager``), and
+    otherwise as wholly unsupported.
+    """
+    missing = tuple(w.text for w in unit.words if not _supported(w, unit.kind, given))
+    if unit.kind is UnitKind.NAME and missing:
+        return () if 2 * len(missing) < len(unit.words) else tuple(w.text for w in unit.words)
+    return missing
 
 
 def _supported(word: Token, kind: UnitKind, given: NodeInput) -> bool:
@@ -198,13 +206,14 @@ def _year(value: float) -> bool:
 class Costs:
     """What an unsupported unit costs the grounding score (see ``unit_penalty``)."""
 
-    word: float = 0.05
-    """Per unsupported content word: eight of them fail an output on the critical path."""
-    name: float = 0.15
-    """Per unsupported name or number: three of them fail it."""
-    share: float = 1.0
-    """Times the unit's share of the output's checkable weight."""
-    key_share: float = 0.6
+    word: float = 0.03
+    """Per unsupported content word: seven of them keep an output from acceptance (0.8)."""
+    name: float = 0.06
+    """Per unsupported name or number: four of them keep it from acceptance."""
+    share: float = 0.5
+    """Times the unit's share of the output's checkable weight: an answer none of whose
+    content is supported scores 0.5: below acceptance, and a Wall fail on the critical path."""
+    key_share: float = 0.3
     """Times a name's share of the output's names and numbers (its key claims)."""
 
 

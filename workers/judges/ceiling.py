@@ -85,6 +85,7 @@ def _pair(request: ReviewRequest, *, candidate_first: bool) -> JudgeTask:
         output=first,
         other=second,
         task=request.task,
+        sources=request.sources,
     )
 
 
