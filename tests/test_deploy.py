@@ -204,12 +204,22 @@ def procfile() -> dict[str, list[str]]:
     return {name: shlex.split(cmd) for name, cmd in lines.items() if name in QUEUES}
 
 
+def component(doc: Doc) -> str:
+    return str(doc["spec"]["template"]["metadata"]["labels"]["app.kubernetes.io/component"])
+
+
 def worker_deployments(docs: list[Doc]) -> dict[str, Doc]:
-    """Worker Deployments by queue name (the component label)."""
-    out = {}
-    for d in by_kind(docs, "Deployment").values():
-        out[d["spec"]["template"]["metadata"]["labels"]["app.kubernetes.io/component"]] = d
-    return out
+    """Worker Deployments by queue name (the component label); the review page is not one."""
+    deployments = by_kind(docs, "Deployment").values()
+    return {component(d): d for d in deployments if component(d) in QUEUES}
+
+
+def procfile_line(name: str) -> list[str]:
+    for line in (REPO / "Procfile").read_text().splitlines():
+        found, _, command = line.partition(":")
+        if found.strip() == name:
+            return shlex.split(command)
+    raise AssertionError(f"no {name} line in the Procfile")
 
 
 def queue_of(deployment: Doc) -> str:
@@ -861,3 +871,36 @@ def test_dockerfile_is_slim_non_root_and_runtime_only() -> None:
         if ln.startswith("COPY ") and "--from=" not in ln:
             for src in ln.split()[1:-1]:
                 assert f"!{src.rstrip('/')}" in {i.rstrip("/") for i in ignore}, src
+
+
+# --------------------------------------------------------------------------- review page
+
+
+def test_every_variant_runs_the_review_page_as_the_procfile_does(
+    rendered: tuple[Path, list[Doc]],
+) -> None:
+    path, docs = rendered
+    others = [d for d in by_kind(docs, "Deployment").values() if component(d) not in QUEUES]
+    assert [component(d) for d in others] == ["review-ui"], path
+    (page,) = others
+    (c,) = page["spec"]["template"]["spec"]["containers"]
+    assert "command" not in c and c["args"] == procfile_line("review-ui")
+    port = int(c["args"][c["args"].index("--port") + 1])
+    ports = {p["name"]: p["containerPort"] for p in c["ports"]}
+    assert ports == {"http": port}
+    for probe in ("livenessProbe", "readinessProbe", "startupProbe"):
+        assert c[probe]["httpGet"] == {"path": "/healthz", "port": "http"}, probe
+    refs = [(next(iter(e)), next(iter(e.values()))["name"]) for e in c["envFrom"]]
+    assert refs == [("configMapRef", "windags-config"), ("secretRef", "windags-secrets")]
+    service = by_kind(docs, "Service")["windags-review-ui"]
+    assert service["spec"]["ports"][0]["targetPort"] == "http"
+
+
+def test_a_shipped_review_token_is_long_enough_and_never_in_the_config_map(
+    rendered: tuple[Path, list[Doc]],
+) -> None:
+    path, docs = rendered
+    assert "WINDAGS_REVIEW_UI_TOKEN" not in worker_config(docs), path
+    secret = by_kind(docs, "Secret").get("windags-secrets")
+    if secret is not None:
+        assert len(secret["stringData"]["WINDAGS_REVIEW_UI_TOKEN"]) >= 16

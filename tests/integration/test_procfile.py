@@ -1,4 +1,5 @@
-"""Each Procfile line starts a real worker that answers Celery's own ping."""
+"""Each Procfile line starts a real process: workers answer Celery's own ping, the review
+page answers HTTP."""
 
 from __future__ import annotations
 
@@ -21,13 +22,48 @@ pytestmark = pytest.mark.integration
 PROCFILE = Path(__file__).resolve().parents[2] / "Procfile"
 
 
-def procfile_commands() -> dict[str, list[str]]:
+def procfile_lines() -> dict[str, list[str]]:
     lines = [ln for ln in PROCFILE.read_text().splitlines() if ln.strip()]
     return {name.strip(): shlex.split(cmd) for name, _, cmd in (ln.partition(":") for ln in lines)}
 
 
-def test_the_procfile_has_one_line_per_worker_kind() -> None:
+def procfile_commands() -> dict[str, list[str]]:
+    """The worker lines."""
+    return {name: argv for name, argv in procfile_lines().items() if name != "review-ui"}
+
+
+def test_the_procfile_has_one_line_per_worker_kind_and_the_review_page() -> None:
     assert sorted(procfile_commands()) == sorted(q.value for q in Queue)
+    assert procfile_lines()["review-ui"][:2] == ["windags-eval", "review-ui"]
+
+
+def test_the_review_page_line_serves_the_page(redis_url: str, tmp_path: Path) -> None:
+    import urllib.request
+
+    argv = procfile_lines()["review-ui"]
+    port = argv[argv.index("--port") + 1]
+    env = {
+        **os.environ,
+        "WINDAGS_REDIS_URL": redis_url,
+        "WINDAGS_KEY_PREFIX": "procfile-test",
+        "WINDAGS_REVIEW_UI_TOKEN": "procfile-test-reviewer-token",
+    }
+    command = [sys.executable, "-m", "workers.local.cli", *argv[1:]]
+    with (tmp_path / "review-ui.log").open("wb") as log:
+        process = subprocess.Popen(command, env=env, stdout=log, stderr=subprocess.STDOUT)
+    try:
+        deadline, status = time.monotonic() + 30, 0
+        while time.monotonic() < deadline and status != 200:
+            assert process.poll() is None, (tmp_path / "review-ui.log").read_text()
+            try:
+                with urllib.request.urlopen(f"http://127.0.0.1:{port}/login", timeout=2) as page:
+                    status = page.status
+            except OSError:
+                time.sleep(0.2)
+        assert status == 200
+    finally:
+        process.terminate()
+        process.wait(timeout=20)
 
 
 def test_every_procfile_line_starts_a_worker_that_answers_ping(
