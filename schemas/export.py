@@ -17,6 +17,7 @@ from typing import Literal
 
 from pydantic import BaseModel
 
+from schemas.human import HumanDecision, HumanVerdict
 from schemas.request import ReviewRequest
 from schemas.result import ReviewError, ReviewResult
 
@@ -29,6 +30,8 @@ EXPORTS: dict[str, tuple[type[BaseModel], Mode]] = {
     "review_request.schema.json": (ReviewRequest, "validation"),
     "review_result.schema.json": (ReviewResult, "serialization"),
     "review_error.schema.json": (ReviewError, "serialization"),
+    "human_verdict.schema.json": (HumanVerdict, "serialization"),
+    "human_decision.schema.json": (HumanDecision, "serialization"),
 }
 
 

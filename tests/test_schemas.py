@@ -70,6 +70,8 @@ def test_generation_is_deterministic_sorted_indented_and_newline_terminated() ->
         "review_request.schema.json",
         "review_result.schema.json",
         "review_error.schema.json",
+        "human_verdict.schema.json",
+        "human_decision.schema.json",
     }
     for text in first.values():
         assert text.endswith("}\n")
