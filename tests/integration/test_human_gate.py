@@ -302,3 +302,20 @@ def wait_for(check: Any, timeout_s: float = 5.0) -> bool:
             return True
         time.sleep(0.02)
     return bool(check())
+
+
+def test_a_subscriber_receives_every_kind_as_its_typed_model(deps: Deps) -> None:
+    from workers.results.subscriber import Delivery, Subscription
+
+    key = escalated(deps, "s1")
+    deps.gate.desk.record(key, send_back(), reviewer="erin", channel=VerdictChannel.API)
+    subscription = Subscription(
+        deps.redis, deps.keys.results("s1"), group="runtime", consumer="c1", block_ms=100
+    )
+    got: list[Delivery] = []
+    while len(got) < 3:
+        batch = subscription.poll()
+        assert batch or len(got) == 3
+        got += batch
+    assert [type(d.payload) for d in got] == [ReviewResult, HumanVerdict, HumanDecision]
+    assert {d.review_key for d in got} == {key}
