@@ -109,3 +109,25 @@ def test_catalog_size_and_shape_are_bounded_at_intake(catalog: dict[str, Any]) -
     with pytest.raises(ValidationError) as info:
         OutputContract.model_validate_json(json.dumps({"catalog": catalog}))
     assert info.value.errors()[0]["loc"][0] == "catalog"
+
+
+@pytest.mark.parametrize(
+    "sql",
+    [
+        "SELECT a FROM x JOIN y ON",  # sqlglot alone reads this as a cross join
+        "SELECT a FROM x JOIN y USING",
+        "SELECT a FROM x; SELECT b FROM x JOIN y ON",
+    ],
+)
+def test_a_statement_cut_off_mid_clause_fails_the_floor(sql: str) -> None:
+    floor = check_floor(output("sql", sql), None)
+    assert [v.code for v in floor.violations] == ["SQLParseError"]
+    assert "cut off mid-clause" in floor.violations[0].message
+
+
+@pytest.mark.parametrize(
+    "sql",
+    ["SELECT a FROM x JOIN y ON x.id = y.id", "SELECT values FROM t", "SELECT 1;"],
+)
+def test_complete_statements_are_not_read_as_cut_off(sql: str) -> None:
+    assert check_floor(output("sql", sql), None).passed

@@ -103,3 +103,21 @@ def test_grounded_counterpart_is_not_flagged(kind: str, content: str) -> None:
 def test_star_import_disables_the_undefined_name_check() -> None:
     code = "from math import *\n\n\ndef area(r):\n    return pi * r * r\n"
     assert check_grounding(output("python", code)) == []
+
+
+@pytest.mark.parametrize(
+    "sql",
+    [
+        "SELECT structs.one.a_1 FROM structs",
+        "WITH c AS (SELECT FROM_JSON(v, 'STRUCT<f1: INT>') AS s FROM t) SELECT s.f1 FROM c",
+        "SELECT u.v FROM t CROSS JOIN UNNEST(t.items) AS u(v)",
+    ],
+)
+def test_struct_paths_and_named_row_sources_are_not_unknown_references(sql: str) -> None:
+    found = check_grounding(output("sql", sql))
+    assert [f.issue.code for f in found] == []
+
+
+def test_a_qualifier_nothing_defines_is_still_an_unknown_reference() -> None:
+    found = check_grounding(output("sql", "SELECT z.a FROM t"))
+    assert [f.issue.code for f in found] == ["UnknownReference"]

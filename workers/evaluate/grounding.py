@@ -192,8 +192,14 @@ def _unknown_qualifiers(content: str) -> list[Finding]:
         known |= {t.name.lower() for t in statement.find_all(exp.Table)}
         known |= {c.alias.lower() for c in statement.find_all(exp.CTE)}
         known |= {s.alias.lower() for s in statement.find_all(exp.Subquery) if s.alias}
+        # Table functions and UNNEST name their rows; a column or projection alias used as
+        # a qualifier is a struct field access (``"struct"."f1"``), not a missing table.
+        known |= {a.name.lower() for a in statement.find_all(exp.TableAlias) if a.name}
+        known |= {a.alias.lower() for a in statement.find_all(exp.Alias) if a.alias}
+        known |= {c.name.lower() for c in statement.find_all(exp.Column)}
         for column in statement.find_all(exp.Column):
-            qualifier = column.table.lower()
+            # In a longer path (``t.struct.field``) only the first part can name a source.
+            qualifier = column.parts[0].name.lower() if len(column.parts) > 1 else ""
             if qualifier and qualifier not in known:
                 found.append(
                     finding(

@@ -20,6 +20,8 @@ from typing import Any
 import sqlglot
 import sqlglot.errors
 from sqlglot import exp
+from sqlglot.tokenizer_core import TokenType
+from sqlglot.tokens import Tokenizer
 
 _CACHE_SIZE = 64
 #: ``warnings.catch_warnings`` swaps process-wide state: one thread at a time (threads pool).
@@ -108,4 +110,50 @@ def sql_statements(content: str) -> tuple[exp.Expr, ...] | ParseFailure:
     except Exception as exc:  # sqlglot's own bugs on odd input (seen: AttributeError)
         return ParseFailure(f"the SQL parser failed: {type(exc).__name__}: {exc}"[:300])
     statements = tuple(s for s in parsed if s is not None)
-    return statements if statements else ParseFailure("no SQL statement found")
+    if not statements:
+        return ParseFailure("no SQL statement found")
+    return _dangling_end(content) or statements
+
+
+#: Tokens a statement cannot end on. sqlglot's parser drops some of them silently
+#: (``JOIN y ON`` parses as a cross join): a statement cut
+#: off mid-clause must not pass the Floor as a different, valid query.
+_DANGLING = frozenset(
+    {
+        TokenType.ON,
+        TokenType.USING,
+        TokenType.AND,
+        TokenType.OR,
+        TokenType.JOIN,
+        TokenType.FROM,
+        TokenType.WHERE,
+        TokenType.SELECT,
+        TokenType.GROUP_BY,
+        TokenType.ORDER_BY,
+        TokenType.HAVING,
+        TokenType.ALIAS,
+        TokenType.EQ,
+        TokenType.L_PAREN,
+    }
+)
+
+
+def _dangling_end(content: str) -> ParseFailure | None:
+    """A statement that stops on a token no statement can end with, else None."""
+    try:
+        tokens = Tokenizer().tokenize(content)
+    except sqlglot.errors.SqlglotError:
+        return None
+    last = None
+    for token in [*tokens, None]:
+        if token is None or token.token_type is TokenType.SEMICOLON:
+            if last is not None and last.token_type in _DANGLING:
+                return ParseFailure(
+                    f"the statement ends after {last.text!r}: it is cut off mid-clause",
+                    last.line,
+                    last.col,
+                )
+            last = None
+        else:
+            last = token
+    return None
