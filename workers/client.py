@@ -2,7 +2,9 @@
 
 ``submit`` validates before it enqueues, so a bad request is refused at once with the
 field that is wrong; a broker outage ends in ``BrokerUnavailableError`` within a bounded
-time, never a hang.
+time, never a hang (``ReviewClient.submit_bound_s``), even when Redis accepts connections
+but does not answer. A submission that failed so may still have reached a Redis that
+answers later: resubmitting it is safe, each review key is published once.
 """
 
 from __future__ import annotations
@@ -27,6 +29,9 @@ from workers.results.subscriber import Delivery, Subscription
 from workers.settings import Settings
 
 _BROKER_FAULTS = (kombu.exceptions.OperationalError, redis.RedisError, OSError)
+#: Publish retries after a broker fault (one is enough to ride out a reconnect).
+SUBMIT_RETRIES = 1
+_RETRY_POLICY = {"interval_start": 0.2, "interval_step": 0.5, "interval_max": 1.0}
 
 
 class ReviewClient:
@@ -34,7 +39,13 @@ class ReviewClient:
 
     def __init__(self, settings: Settings, *, app: Celery | None = None) -> None:
         self.settings = settings
-        self._app = app if app is not None else create_app(settings)
+        if app is None:
+            app = create_app(settings)
+            # One retry layer (kombu's publish retry): redis-py's own retry of a timed-out
+            # read would double every wait on a hung Redis.
+            options = app.conf.broker_transport_options
+            app.conf.broker_transport_options = {**options, "retry_on_timeout": False}
+        self._app = app
         self._redis = redis_client(settings, max_connections=8)
         # The publisher must be instrumented too, or each review starts a new trace.
         telemetry.setup(settings, serve_metrics=False)
@@ -56,12 +67,7 @@ class ReviewClient:
                             args=[encode_request(request)],
                             producer=producer,
                             retry=True,
-                            retry_policy={
-                                "max_retries": 2,
-                                "interval_start": 0.2,
-                                "interval_step": 0.5,
-                                "interval_max": 1.0,
-                            },
+                            retry_policy={"max_retries": SUBMIT_RETRIES, **_RETRY_POLICY},
                         )
                     keys.append(request.review_key)
         except _BROKER_FAULTS as exc:
@@ -70,6 +76,19 @@ class ReviewClient:
                 f"{len(validated)} submissions: {exc}"
             ) from exc
         return keys
+
+    @property
+    def submit_bound_s(self) -> float:
+        """The longest ``submit`` waits on a Redis that does not answer before it raises.
+
+        Each try is a command that times out, plus, before a retry, the reconnect's own
+        PING; then the connect and the retry intervals.
+        """
+        tries = SUBMIT_RETRIES + 1
+        waits = tries * self.settings.redis_socket_timeout_s + SUBMIT_RETRIES * (
+            self.settings.redis_socket_timeout_s + self.settings.redis_connect_timeout_s
+        )
+        return waits + SUBMIT_RETRIES * _RETRY_POLICY["interval_max"]
 
     def subscribe(
         self, dag_id: str, group: str, consumer: str, *, claim_idle_ms: int = 30_000

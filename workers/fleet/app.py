@@ -23,6 +23,11 @@ Why each reliability setting (see DESIGN.md, "What the stack really promises"):
   the threads pool the Procfile uses, the bound is the judge's own timeout and retry
   budget, which ``Settings`` refuses to boot unless they fit inside each soft limit.
 - results go to our stream, not Celery's result backend (``task_ignore_result``).
+- bounded waits: every broker connection has socket connect and read timeouts
+  (``Settings.redis_socket_timeout_s``, ``redis_connect_timeout_s``): a Redis that accepts
+  connections but never answers fails a call instead of hanging it.
+- the channel quarantines what it cannot deliver (``workers/fleet/transport.py``): it
+  accepts only our task names, and messages up to ``message_limit``.
 """
 
 from __future__ import annotations
@@ -78,6 +83,15 @@ def celery_config(settings: Settings) -> dict[str, Any]:
         "health_check_interval": 25,
         "socket_keepalive": True,
         "retry_on_timeout": True,
+        "socket_timeout": settings.redis_socket_timeout_s,
+        "socket_connect_timeout": settings.redis_connect_timeout_s,
+        "quarantine_key": settings.keys.quarantine,
+        "quarantine_retention_s": settings.stream_retention_s,
+        "accepted_tasks": [name.value for name in TaskName],
+        "task_queues": [queue.value for queue in Queue],
+        "max_message_bytes": message_limit(settings),
+        # An eta further ahead would wait past the visibility timeout and be redelivered.
+        "max_eta_s": settings.visibility_timeout_s / 2,
         # One key per queue: reviews have no priorities, and the delivery that a kill
         # cannot lose (workers/fleet/transport.py) waits on exactly one key.
         "priority_steps": [0],
@@ -114,6 +128,16 @@ def celery_config(settings: Settings) -> dict[str, Any]:
         # The same transport without a client object per command (workers/fleet/transport.py).
         config["broker_transport"] = TRANSPORT
     return config
+
+
+def message_limit(settings: Settings) -> int:
+    """The largest queue message a worker reads; larger ones are quarantined unread.
+
+    Generous on purpose: a request up to ``max_request_bytes`` may grow 6x as a JSON
+    string of escapes and 4/3 as base64, and is then refused with an ``oversized``
+    entry on its DAG's stream, which tells its producer more than a quarantine does.
+    """
+    return 8 * settings.max_request_bytes + 64 * 1024
 
 
 def _time_limits(settings: Settings) -> dict[str, dict[str, int]]:

@@ -12,6 +12,8 @@ from typing import Any
 
 from celery import Celery, Task, shared_task
 from celery.signals import (
+    task_rejected,
+    task_unknown,
     worker_init,
     worker_process_init,
     worker_process_shutdown,
@@ -21,6 +23,7 @@ from celery.signals import (
 from workers.fleet.deps import Deps, build_deps
 from workers.fleet.handlers import handle_malformed, handle_router, handle_stage1, handle_stage2
 from workers.fleet.outcome import Hop, Outcome, RetryLater
+from workers.fleet.quarantine import quarantine_refused
 from workers.fleet.queues import Queue, TaskName
 from workers.observe import spans, telemetry, tracecontext
 from workers.settings import Settings
@@ -83,6 +86,18 @@ def _telemetry_after_fork(**_: Any) -> None:
 def _flush_telemetry(**_: Any) -> None:
     """A recycled pool child loses its buffered spans unless they are flushed first."""
     telemetry.shutdown()
+
+
+@task_unknown.connect
+def _quarantine_unknown(message: Any = None, name: Any = None, **_: Any) -> None:
+    """The transport refuses unknown task names first; this files any that slip through."""
+    quarantine_refused(message, f"unknown task name {str(name)[:200]!r}")
+
+
+@task_rejected.connect
+def _quarantine_rejected(message: Any = None, exc: Any = None, **_: Any) -> None:
+    """Likewise for messages Celery cannot read (a format or content type it refuses)."""
+    quarantine_refused(message, f"{type(exc).__name__}: {exc}" if exc else "unknown format")
 
 
 def _run(task: Task, stage: Queue, args: tuple[Any, ...], kwargs: dict[str, Any]) -> None:

@@ -15,6 +15,12 @@ and wait again, one round trip each. It covers channels that consume one queue w
 priority step, which is what our workers are (``priority_steps`` is ``[0]`` in
 ``workers.fleet.app``); any other channel keeps kombu's ``BRPOP``.
 
+Nothing a queue holds kills the consumer: the take script quarantines what is no kombu
+message at all as it pops it; every other message is read as kombu and Celery will read
+it (``workers/fleet/inspection.py``) and, if they could not take it, moved from
+``unacked`` to the quarantine in one script (``workers/fleet/quarantine.py``). An
+``unacked`` record kombu could not restore is quarantined by the restore itself.
+
 The channel also reuses one synchronous ``redis.Redis`` per connection pool: kombu
 builds one per command (about 0.2 ms of CPU here: ~170 response callbacks copied),
 three per task hop. ``redis.Redis`` is thread-safe and every command is unchanged.
@@ -22,45 +28,27 @@ three per task hop. ``redis.Redis`` is thread-safe and every command is unchange
 
 from __future__ import annotations
 
+import logging
 from queue import Empty
 from time import monotonic, time
 from typing import Any
 
+import redis
 from kombu.transport import redis as kombu_redis
 from kombu.transport.virtual import QoS as VirtualQoS
 from kombu.utils.encoding import bytes_to_str
-from kombu.utils.json import loads
 from kombu.utils.objects import cached_property
 
-# KEYS: queue, unacked hash, unacked index. ARGV: now (the index score kombu uses).
-# Pop the oldest message and record it as unacked, keyed by its delivery tag, in the
-# form kombu's restore reads: [payload, exchange, routing_key], the payload verbatim.
-# Returns {message} when it could not be recorded (not a kombu message: kombu's own
-# decoder refuses it as it would have after BRPOP), else {message, delivery tag}.
-_TAKE = """
-local raw = redis.call('RPOP', KEYS[1])
-if not raw then return false end
-local ok, message = pcall(cjson.decode, raw)
-if not ok or type(message) ~= 'table' or type(message.properties) ~= 'table' then
-    return {raw}
-end
-local tag = message.properties.delivery_tag
-if type(tag) ~= 'string' then return {raw} end
-local info = message.properties.delivery_info
-if type(info) ~= 'table' then info = {} end
-local exchange = info.exchange
-local routing_key = info.routing_key
-if type(exchange) ~= 'string' then exchange = '' end
-if type(routing_key) ~= 'string' then routing_key = '' end
-redis.call('ZADD', KEYS[3], ARGV[1], tag)
-redis.call('HSET', KEYS[2], tag,
-    '[' .. raw .. ',' .. cjson.encode(exchange) .. ',' .. cjson.encode(routing_key) .. ']')
-return {raw, tag}
-"""
+from workers.fleet import inspection, schedule
+from workers.fleet.inspection import Refused, Rules, inspect_message, unacked_record
+from workers.fleet.quarantine import RAW_KEPT_BYTES, TAKE_LUA, QuarantineStream
+from workers.keys import Keys
+
+log = logging.getLogger("windags.transport")
 
 
 class QoS(kombu_redis.QoS):
-    """kombu's QoS, minus the unacked write for messages the take script recorded."""
+    """kombu's QoS, minus the unacked write the take script made, plus a safe restore."""
 
     def append(self, message: Any, delivery_tag: str) -> None:
         """Track the delivery; write it to Redis unless it is already there."""
@@ -69,27 +57,84 @@ class QoS(kombu_redis.QoS):
         else:
             super().append(message, delivery_tag)
 
+    def restore_by_tag(self, tag: Any, client: Any = None, leftmost: bool = False) -> None:
+        """Back to its queue, or to the quarantine when kombu could not restore it.
+
+        (kombu's restore raises on an unreadable record, or drops it with a log line.)
+        """
+
+        def restore_transaction(pipe: Any) -> None:
+            raw = pipe.hget(self.unacked_key, tag)
+            pipe.multi()
+            self._remove_from_indices(tag, pipe)
+            if not raw:
+                return
+            record = unacked_record(raw)
+            if isinstance(record, Refused):
+                where = bytes_to_str(tag)
+                self.channel.quarantine.add_to(pipe, raw, "unacked", record.reason, tag=where)
+                log.error("quarantined unacked record %s: %s", where, record.reason)
+            else:
+                self.channel._do_restore_message(*record, pipe, leftmost)
+
+        with self.channel.conn_or_acquire(client) as conn:
+            conn.transaction(restore_transaction, self.unacked_key)
+
 
 class Channel(kombu_redis.Channel):
     """A Redis channel whose deliveries are never held only in the worker's memory."""
 
     QoS = QoS
+    from_transport_options = (  # type: ignore[assignment]  # kombu's tuple, extended
+        *kombu_redis.Channel.from_transport_options,
+        "quarantine_key",
+        "quarantine_retention_s",
+        "accepted_tasks",
+        "task_queues",
+        "max_message_bytes",
+        "max_eta_s",
+    )
+    #: Where refused messages go, and for how long (transport options; ``celery_config``).
+    quarantine_key: str = Keys("windags").quarantine
+    quarantine_retention_s: int = 7 * 24 * 3600
+    #: Task names accepted on ``task_queues``; elsewhere (control replies) envelopes only.
+    accepted_tasks: tuple[str, ...] = ()
+    task_queues: tuple[str, ...] = ()
+    max_message_bytes: int = inspection.MAX_BYTES
+    max_eta_s: float = schedule.MAX_ETA_S
     _sync_client: Any = None
     _take_script: Any = None
-    #: The queue the outstanding wait is for; ``None`` while kombu's BRPOP is in use.
-    _waiting_on: str | None = None
+    _waiting_on: str | None = None  # the BLMOVE wait's queue; None under kombu's BRPOP
 
     @cached_property
-    def _recorded(self) -> set[str]:
+    def _recorded(self) -> set[str]:  # delivery tags the take script recorded
         return set()
+
+    def rules(self, queue: str) -> Rules:
+        """What this channel delivers from ``queue`` (the rest is quarantined)."""
+        tasks = frozenset(self.accepted_tasks if queue in self.task_queues else ())
+        return Rules(tasks, self.max_message_bytes, self.max_eta_s)
+
+    @cached_property
+    def quarantine(self) -> QuarantineStream:
+        """The deployment's quarantine stream."""
+        return QuarantineStream(self.quarantine_key, int(self.quarantine_retention_s))
 
     def recorded_by_take(self, delivery_tag: str) -> bool:
         """Whether the take script recorded ``delivery_tag`` (asked once per delivery)."""
-        try:
-            self._recorded.remove(delivery_tag)
-        except KeyError:
-            return False
-        return True
+        found = delivery_tag in self._recorded
+        self._recorded.discard(delivery_tag)
+        return found
+
+    def _connparams(self, asynchronous: bool = False) -> Any:
+        # A closed connection leaves its transport without a client, and kombu raises
+        # AttributeError("'NoneType' object has no attribute 'hostname'") from the close's
+        # restore_unacked or a late ack: a worker holding reserved messages exits when
+        # Redis restarts (https://github.com/celery/kombu/issues/970, #582). A connection
+        # error is retried instead; the unacked records come back after the timeout.
+        if self.connection.client is None:
+            raise redis.ConnectionError("the broker connection is closed (Redis went away)")
+        return super()._connparams(asynchronous=asynchronous)
 
     def _create_client(self, asynchronous: bool = False) -> Any:
         if asynchronous:
@@ -97,12 +142,14 @@ class Channel(kombu_redis.Channel):
         client = self._sync_client
         if client is None or client.connection_pool is not self.pool:
             client = self._sync_client = super()._create_client()
-            self._take_script = client.register_script(_TAKE)
+            self._take_script = client.register_script(TAKE_LUA)
         return client
 
     def _can_take(self, queues: list[str]) -> bool:
+        # Not for control replies: consumed without acks, the take's record would linger.
         return (
             len(queues) == 1
+            and (not self.task_queues or queues[0] in self.task_queues)
             and list(self.priority_steps) == [0]
             and not self.global_keyprefix
             and bool(self.ack_emulation)
@@ -124,36 +171,70 @@ class Channel(kombu_redis.Channel):
 
     def _brpop_read(self, **options: Any) -> bool:
         queue = self._waiting_on
-        if queue is None:
-            return bool(super()._brpop_read(**options))
         self._waiting_on = None
+        command = "BRPOP" if queue is None else "BLMOVE"
         try:
             try:
-                woken = self.client.parse_response(self.client.connection, "BLMOVE", **options)
+                woken = self.client.parse_response(self.client.connection, command, **options)
             except self.connection_errors:
                 self.client.connection.disconnect()
                 raise
         finally:
             self._in_poll = False
             self._flush_brpop_reauth()
-        # A wake-up took nothing: while closing, leave the message in its queue.
-        if woken is None or self._closing:
+        # None: nothing came (b"" is a message). While closing, leave it in its queue.
+        if woken is None or (queue is not None and self._closing):
             raise Empty()
+        if queue is None:  # kombu's BRPOP: [list, message], popped and not yet recorded
+            queue = bytes_to_str(woken[0]).rsplit(self.sep, 1)[0]
+            self._queue_cycle.rotate(queue)
+            return self._deliver_checked(woken[1], queue, None)
         taken = self._take(queue)
         if not taken:  # another consumer took it first
             raise Empty()
-        raw, *recorded = taken
-        self._recorded.update(bytes_to_str(tag) for tag in recorded)
-        payload = loads(bytes_to_str(raw))
+        recorded, raw, detail = taken
         self._queue_cycle.rotate(queue)
-        self.connection._deliver(payload, queue)
+        if not recorded:
+            log.error("quarantined a message of %s: %s", queue, bytes_to_str(detail))
+            raise Empty()
+        return self._deliver_checked(raw, queue, bytes_to_str(detail))
+
+    def _deliver_checked(self, raw: bytes, queue: str, tag: str | None) -> bool:
+        """Deliver ``raw`` if kombu and Celery can take it; else quarantine it, once."""
+        try:
+            verdict = inspect_message(raw, self.rules(queue))
+        except Exception as exc:  # a gap in the inspection must not kill the consumer
+            verdict = Refused(f"inspection failed: {type(exc).__name__}: {exc}"[:300])
+        if isinstance(verdict, Refused):
+            self._refuse(raw, queue, verdict.reason, tag)
+            raise Empty()
+        if verdict.repairs:
+            log.warning("a message of %s repaired: %s", queue, "; ".join(verdict.repairs))
+        if tag is not None:
+            self._recorded.add(tag)
+        try:
+            self.connection._deliver(verdict.payload, queue)
+        except self.connection_errors:
+            raise
+        except Exception as exc:  # Celery refused it after all: quarantine, never crash
+            log.exception("a message of %s failed in delivery", queue)
+            held = verdict.payload["properties"]["delivery_tag"]  # recorded by now
+            self._recorded.discard(held)
+            self.qos._delivered.pop(held, None)
+            self._refuse(raw, queue, f"delivery failed: {type(exc).__name__}: {exc}"[:300], held)
         return True
 
-    def _take(self, queue: str) -> list[bytes] | None:
+    def _refuse(self, raw: bytes, queue: str, reason: str, tag: str | None) -> None:
+        held = (self.unacked_key, self.unacked_index_key) if tag is not None else None
+        self.quarantine.put(self._create_client(), raw, queue, reason, tag=tag or "", unacked=held)
+        log.error("quarantined a message of %s: %s", queue, reason)
+
+    def _take(self, queue: str) -> list[Any] | None:
         """Pop the oldest message of ``queue``, recorded as unacked in the same step."""
         self._create_client()
-        taken: list[bytes] | None = self._take_script(
-            keys=[queue, self.unacked_key, self.unacked_index_key], args=[time()]
+        taken: list[Any] | None = self._take_script(
+            keys=[queue, self.unacked_key, self.unacked_index_key, self.quarantine.key],
+            args=[time(), queue, RAW_KEPT_BYTES, self.quarantine.retention_s * 1000],
         )
         return taken
 

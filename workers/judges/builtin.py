@@ -42,11 +42,11 @@ class BuiltinJudge:
             Dimension.CLARITY: measures.clarity(output),
             Dimension.RELEVANCE: coverage.relevance(output, task),
         }
-        attempts = measures.injection_attempts(output.content)
+        injection = measures.injection_scan(output.content)
         for dimension, (score, notes) in measured.items():
-            if attempts and dimension in (Dimension.CORRECTNESS, Dimension.RELEVANCE):
+            if injection.attempts and dimension in (Dimension.CORRECTNESS, Dimension.RELEVANCE):
                 score -= INJECTION_PENALTY
-                notes = [*notes, f"the output addresses its judge ({attempts} instruction(s))"]
+                notes = [*notes, injection.describe()]
             verdicts[dimension] = DimensionVerdict(
                 score=round(min(1.0, max(0.0, score)), 4), justification="; ".join(notes)
             )

@@ -9,6 +9,7 @@ from __future__ import annotations
 import ast
 import re
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any
 
 from sqlglot import exp
@@ -16,6 +17,7 @@ from sqlglot import exp
 from schemas.request import NodeOutput, OutputKind
 from workers.evaluate.findings import sentences, words
 from workers.evaluate.parsed import ParseFailure, json_document, python_tree, sql_statements
+from workers.judges.normalise import Normalisation, views
 
 Measure = tuple[float, list[str]]
 
@@ -28,9 +30,41 @@ _INJECTION = re.compile(
 )
 
 
+@dataclass(frozen=True, slots=True)
+class InjectionScan:
+    """Instructions to the judge found in an output, and what hid them."""
+
+    attempts: int
+    """Matches in the text a model reads (every normalisation applied)."""
+    exposed_by: tuple[Normalisation, ...] = ()
+    """The normalisations that revealed matches the text before them did not show."""
+
+    def describe(self) -> str:
+        """The justification note: how many, and which normalisation exposed them."""
+        note = f"the output addresses its judge ({self.attempts} instruction(s))"
+        if self.exposed_by:
+            note += "; exposed by " + ", ".join(step.value for step in self.exposed_by)
+        return note
+
+
+def injection_scan(content: str) -> InjectionScan:
+    """Match the instruction patterns in each normalised view of ``content``.
+
+    A step that raises the count is reported: it undid something that hid an instruction
+    (zero-width characters inside a word, look-alike letters, a double space).
+    """
+    counts = [(step, len(_INJECTION.findall(text))) for step, text in views(content)]
+    exposed = tuple(
+        step
+        for (step, count), (_, before) in zip(counts[1:], counts, strict=False)
+        if step is not None and count > before
+    )
+    return InjectionScan(max(count for _, count in counts), exposed)
+
+
 def injection_attempts(content: str) -> int:
-    """How many times the output tries to instruct its judge."""
-    return len(_INJECTION.findall(content))
+    """How many times the output tries to instruct its judge (after normalisation)."""
+    return injection_scan(content).attempts
 
 
 def correctness(output: NodeOutput) -> Measure:

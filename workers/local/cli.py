@@ -115,7 +115,10 @@ def demo(
 
 @app.command()
 def fleet() -> None:
-    """Run a local fleet (Redis found or started, one worker per queue) until Ctrl-C."""
+    """Run a local fleet (Redis found or started, one worker per queue) until Ctrl-C.
+
+    A worker that exits on its own is restarted with backoff, and says so on stderr.
+    """
     import time
 
     from workers.errors import FleetError
@@ -123,14 +126,15 @@ def fleet() -> None:
 
     settings = load_settings()
     try:
-        with LocalFleet(settings.redis_url) as running:
+        with LocalFleet(
+            settings.redis_url, on_restart=lambda r: typer.echo(r.describe(), err=True)
+        ) as running:
             running.wait_ready()
             typer.echo(
                 f"fleet ready on {running.redis_url}; logs in {running.log_dir}. Ctrl-C stops."
             )
-            while all(p.poll() is None for p in running.workers.values()):
+            while True:
                 time.sleep(1)
-            raise _fail("a worker exited; see its log", 1)
     except FleetError as exc:
         raise _fail(str(exc), 1) from None
     except KeyboardInterrupt:
@@ -141,19 +145,22 @@ def fleet() -> None:
 def submit(
     files: Annotated[list[str], typer.Argument(help="Request files: one request or a list each.")],
 ) -> None:
-    """Validate and enqueue review requests; prints each review key."""
-    import json
+    """Validate and enqueue review requests; prints each review key.
 
+    Exits 2 on input that is not a valid request (one line naming the field), 1 when the
+    broker does not answer within the client's bound.
+    """
     from workers.client import ReviewClient
     from workers.errors import BrokerUnavailableError
+    from workers.intake import load_json
 
     settings = load_settings()
     requests = []
     for name in files:
         try:
-            body = json.loads(read_input(name))
-        except ValueError as exc:
-            raise _fail(f"{name}: not JSON: {exc}") from None
+            body = load_json(read_input(name), max_bytes=100 * settings.max_request_bytes)
+        except InvalidRequest as exc:
+            raise _fail(f"{name}: {exc}") from None
         requests.extend(body if isinstance(body, list) else [body])
     client = ReviewClient(settings)
     try:
@@ -175,13 +182,14 @@ def watch(
     """Tail a DAG's results stream as a readable table until Ctrl-C."""
     import redis
 
+    from workers.connections import redis_client
     from workers.local.console import results_table
     from workers.local.demo import wide_console
     from workers.results.stream import read_after, reviews_only
 
     settings = load_settings()
     console = wide_console()
-    client = redis.Redis.from_url(settings.redis_url)
+    client = redis_client(settings, max_connections=2)
     last = "0-0" if from_start else "$"
     try:
         while True:

@@ -1,7 +1,8 @@
 """A local fleet: a Redis (found or started), one worker process per queue.
 
 What ``windags-eval fleet`` and ``demo`` run, and what integration tests start: the same
-commands as the Procfile, as real processes.
+commands as the Procfile, as real processes. A worker that exits on its own is started
+again with backoff (``workers/local/supervisor.py``); one the caller kills or stops is not.
 """
 
 from __future__ import annotations
@@ -13,8 +14,10 @@ import socket
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 import uuid
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import TracebackType
@@ -22,6 +25,7 @@ from types import TracebackType
 from workers.errors import FleetError
 from workers.fleet.queues import Queue
 from workers.local.redis_server import PrivateRedis, redis_answers
+from workers.local.supervisor import BAD_SETTINGS_EXIT, Backoff, Restart, Supervisor
 
 #: Pool and concurrency per worker kind: threads, because judge calls wait on the network.
 DEFAULT_CONCURRENCY = {Queue.STAGE1: 4, Queue.ROUTER: 2, Queue.STAGE2: 4}
@@ -79,6 +83,13 @@ class LocalFleet:
     private: PrivateRedis | None = None
     tag: str = field(default_factory=lambda: uuid.uuid4().hex[:6])
     log_dir: Path = field(default_factory=lambda: Path(tempfile.mkdtemp(prefix="windags-fleet-")))
+    #: Restart workers that exit on their own (with ``backoff``), telling ``on_restart``.
+    supervise: bool = True
+    backoff: Backoff = field(default_factory=Backoff)
+    on_restart: Callable[[Restart], None] | None = None
+    supervisor: Supervisor | None = None
+    _down_on_purpose: set[Queue] = field(default_factory=set)
+    _lock: threading.RLock = field(default_factory=threading.RLock)
 
     def __enter__(self) -> LocalFleet:
         if not redis_answers(self.redis_url):
@@ -91,6 +102,15 @@ class LocalFleet:
             self.redis_url = self.private.url
         for queue in Queue:
             self.start_worker(queue)
+        if self.supervise:
+            self.supervisor = Supervisor(
+                processes=lambda: dict(self.workers),
+                start=self.start_worker,
+                intended=lambda queue: queue in self._down_on_purpose,
+                backoff=self.backoff,
+                on_restart=self.on_restart,
+            )
+            self.supervisor.run_in_background()
         return self
 
     def __exit__(
@@ -115,16 +135,16 @@ class LocalFleet:
         command = worker_command(
             queue, concurrency=self.concurrency[queue], name=self.worker_name(queue), pool=self.pool
         )
-        log = (self.log_dir / f"{queue.value}.log").open("ab")
-        self.workers[queue] = subprocess.Popen(
-            command,
-            env={**self.env, **self.worker_env.get(queue, {})},
-            start_new_session=True,
-            stdout=log,
-            stderr=subprocess.STDOUT,
-        )
-        log.close()
-        return self.workers[queue]
+        with self._lock, (self.log_dir / f"{queue.value}.log").open("ab") as log:
+            self.workers[queue] = subprocess.Popen(
+                command,
+                env={**self.env, **self.worker_env.get(queue, {})},
+                start_new_session=True,
+                stdout=log,
+                stderr=subprocess.STDOUT,
+            )
+            self._down_on_purpose.discard(queue)
+            return self.workers[queue]
 
     def restart_worker(self, queue: Queue, timeout_s: float = 60.0) -> None:
         """Start ``queue``'s worker again (after a kill or stop) and wait until it answers."""
@@ -141,8 +161,8 @@ class LocalFleet:
         deadline = time.monotonic() + timeout_s
         try:
             while time.monotonic() < deadline:
-                for queue, process in self.workers.items():
-                    if process.poll() is not None:
+                for queue, process in list(self.workers.items()):
+                    if process.poll() is not None and not self._restarts(queue, process):
                         raise FleetError(
                             f"the {queue.value} worker exited with {process.returncode}"
                         )
@@ -154,9 +174,22 @@ class LocalFleet:
         finally:
             probe.close()
 
+    def _restarts(self, queue: Queue, process: subprocess.Popen[bytes]) -> bool:
+        """Whether the supervisor will start this exited worker again."""
+        return (
+            self.supervisor is not None
+            and queue not in self._down_on_purpose
+            and process.returncode != BAD_SETTINGS_EXIT
+        )
+
     def kill_worker(self, queue: Queue) -> None:
-        """SIGKILL a worker: no warm shutdown, its unacked messages stay unacked."""
-        process = self.workers.get(queue)
+        """SIGKILL a worker: no warm shutdown, its unacked messages stay unacked.
+
+        The supervisor leaves it down: ``restart_worker`` starts it again.
+        """
+        with self._lock:
+            self._down_on_purpose.add(queue)
+            process = self.workers.get(queue)
         if process is not None and process.poll() is None:
             os.killpg(process.pid, signal.SIGKILL)
             process.wait(timeout=10)
@@ -167,13 +200,18 @@ class LocalFleet:
         Celery then stops consuming, lets running tasks finish and hands reserved
         messages back to the queue.
         """
-        process = self.workers[queue]
+        with self._lock:
+            self._down_on_purpose.add(queue)
+            process = self.workers[queue]
         if process.poll() is None:
             os.killpg(process.pid, signal.SIGTERM)
         return process.wait(timeout=timeout_s)
 
     def stop(self) -> None:
         """Warm-stop every worker, then the private Redis if one was started."""
+        if self.supervisor is not None:
+            self.supervisor.stop()
+        self._down_on_purpose.update(self.workers)
         for process in self.workers.values():
             if process.poll() is None:
                 os.killpg(process.pid, signal.SIGTERM)

@@ -78,9 +78,30 @@ class PrivateRedis:
         _wait_for(lambda: redis_answers(self.url, 0.2), 10.0, "private redis-server did not start")
         return self
 
+    def restart(self, *, kill: bool = False, down_s: float = 0.0) -> PrivateRedis:
+        """Stop it (SIGKILL when ``kill``), stay down ``down_s``, start it on the same port.
+
+        With ``appendonly`` it comes back with what it had written (AOF everysec), as a
+        production Redis does; without, empty.
+        """
+        self.stop(kill=kill)
+        time.sleep(down_s)
+        return self.start()
+
+    def pause(self) -> None:
+        """SIGSTOP it: connections are still accepted (by the kernel), nothing answers."""
+        if self.process is not None:
+            self.process.send_signal(signal.SIGSTOP)
+
+    def resume(self) -> None:
+        """SIGCONT it after ``pause``."""
+        if self.process is not None:
+            self.process.send_signal(signal.SIGCONT)
+
     def stop(self, *, kill: bool = False) -> None:
         """Stop it (SIGKILL when ``kill``)."""
         if self.process is not None and self.process.poll() is None:
+            self.process.send_signal(signal.SIGCONT)  # a paused server cannot exit
             self.process.send_signal(signal.SIGKILL if kill else signal.SIGTERM)
             self.process.wait(timeout=20)
         self.process = None

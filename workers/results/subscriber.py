@@ -3,10 +3,17 @@
 A consumer first drains its own pending entries (left from before a crash), then reads
 new ones; every so often it claims entries another consumer has held too long
 (XAUTOCLAIM), so a dead subscriber's results still get processed by the group.
+
+Iterating waits out a Redis outage (refused, reset, or a Redis that stopped answering:
+every read is bounded by the connection's socket timeout) with a logged backoff, then
+re-reads its own pending entries; a group that vanished with a Redis restarted without
+persistence is created again. ``poll`` itself raises, for callers with their own loop.
 """
 
 from __future__ import annotations
 
+import logging
+import time
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import cast
@@ -16,6 +23,11 @@ import redis
 from workers.results.stream import Payload, entry_fields, parse_entry
 
 _Entry = tuple[bytes, dict[bytes, bytes]]
+_OUTAGES = (redis.ConnectionError, redis.TimeoutError)
+#: Backoff between reads while Redis is unreachable: doubling from the first to the last.
+FIRST_PAUSE_S = 0.2
+LAST_PAUSE_S = 5.0
+log = logging.getLogger("windags.subscriber")
 
 
 @dataclass(frozen=True, slots=True)
@@ -72,6 +84,19 @@ class Subscription:
 
     def poll(self) -> list[Delivery]:
         """One round: own pending entries first, then stale ones of others, then new ones."""
+        try:
+            return self._poll()
+        except redis.ResponseError as exc:
+            if "NOGROUP" not in str(exc):
+                raise
+            log.warning(
+                "group %s of %s is gone (Redis restarted?); creating it", self.group, self.stream
+            )
+            self._ensure_group()
+            self._drained_own = False
+            return self._poll()
+
+    def _poll(self) -> list[Delivery]:
         if not self._drained_own:
             own = self._read("0")
             if own:
@@ -83,8 +108,18 @@ class Subscription:
         return self._read(">")
 
     def __iter__(self) -> Iterator[Delivery]:
+        pause = FIRST_PAUSE_S
         while True:
-            yield from self.poll()
+            try:
+                batch = self.poll()
+            except _OUTAGES as exc:
+                log.warning("%s unreachable (%s); again in %.1f s", self.stream, exc, pause)
+                time.sleep(pause)
+                pause = min(LAST_PAUSE_S, pause * 2)
+                self._drained_own = False  # entries delivered before may not be acked
+                continue
+            pause = FIRST_PAUSE_S
+            yield from batch
 
     def _read(self, start: str) -> list[Delivery]:
         reply = self._redis.xreadgroup(

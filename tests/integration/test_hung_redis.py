@@ -1,0 +1,120 @@
+"""Bounded waits: a Redis that accepts connections but does not answer (SIGSTOPped) makes
+``submit`` fail within its bound with ``BrokerUnavailableError`` (the CLI: one line, exit 1),
+and after SIGCONT a subscriber and the workers carry on."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import threading
+import time
+import uuid
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from bench import common
+from tests.infrastructure import SHORT_LIMITS, require_redis_server, wait_until
+from workers.client import ReviewClient
+from workers.errors import BrokerUnavailableError
+from workers.local.launcher import LocalFleet
+from workers.local.redis_server import PrivateRedis
+from workers.settings import Settings
+
+pytestmark = [pytest.mark.integration, pytest.mark.slow]
+
+ROOT = Path(__file__).resolve().parents[2]
+GOOD: dict[str, Any] = json.loads((ROOT / "workers" / "samples" / "good_python.json").read_text())
+TIMEOUTS = {"WINDAGS_REDIS_SOCKET_TIMEOUT_S": "2", "WINDAGS_REDIS_CONNECT_TIMEOUT_S": "1"}
+#: Python, celery and the settings load before the CLI's own bounded wait starts.
+CLI_STARTUP_S = 15.0
+
+
+@pytest.fixture(scope="module")
+def hung() -> Iterator[tuple[PrivateRedis, LocalFleet, dict[str, str]]]:
+    require_redis_server()
+    env = {
+        **SHORT_LIMITS,
+        **TIMEOUTS,
+        "WINDAGS_KEY_PREFIX": f"hung-{uuid.uuid4().hex[:6]}",
+        "WINDAGS_JUDGE_BACKEND": "builtin",
+    }
+    with common.private_redis() as server, common.running_fleet(server.url, env) as fleet:
+        yield server, fleet, env
+
+
+def _body(dag: str, node: str) -> dict[str, Any]:
+    return {**GOOD, "dag_id": dag, "node_id": node}
+
+
+@pytest.mark.timeout(180)
+def test_submit_fails_within_its_bound_and_everything_recovers_after_sigcont(
+    hung: tuple[PrivateRedis, LocalFleet, dict[str, str]], tmp_path: Path
+) -> None:
+    server, fleet, env = hung
+    settings = Settings.from_environment(env, redis_url=server.url)
+    dag = f"hung-{uuid.uuid4().hex[:6]}"
+    client = ReviewClient(settings)
+    seen: list[str] = []
+    subscription = client.subscription(dag, "runtime", "watcher")
+    stop = threading.Event()
+
+    def watch() -> None:
+        for delivery in subscription:  # iterating waits out outages; poll() would raise
+            seen.append(delivery.review_key)
+            delivery.ack()
+            if stop.is_set():
+                return
+
+    watcher = threading.Thread(target=watch, daemon=True)
+    watcher.start()
+    client.submit(_body(dag, "before"))  # a warm connection, as a running runtime has
+    assert wait_until(lambda: f"{dag}:before:1" in seen, timeout_s=30)
+    request = tmp_path / "request.json"
+    request.write_text(json.dumps(_body(dag, "cli")))
+    server.pause()
+    try:
+        started = time.monotonic()
+        with pytest.raises(BrokerUnavailableError):
+            client.submit(_body(dag, "during"))
+        took_s = time.monotonic() - started
+        cli_started = time.monotonic()
+        cli = subprocess.run(
+            [sys.executable, "-m", "workers.local.cli", "submit", str(request)],
+            cwd=ROOT,
+            env={**os.environ, **env, "WINDAGS_REDIS_URL": server.url},
+            capture_output=True,
+            text=True,
+            timeout=120,
+            check=False,
+        )
+        cli_s = time.monotonic() - cli_started
+        time.sleep(settings.redis_socket_timeout_s * 2)  # every idle connection times out
+        watcher_alive_in_outage = watcher.is_alive()
+    finally:
+        server.resume()
+    print(
+        f"\n[hung redis] submit raised after {took_s:.1f} s (bound {client.submit_bound_s:.1f} s); "
+        f"CLI exit {cli.returncode} after {cli_s:.1f} s"
+    )
+    assert settings.redis_socket_timeout_s <= took_s < client.submit_bound_s
+    assert cli.returncode == 1, cli.stderr
+    lines = cli.stderr.strip().splitlines()
+    assert len(lines) == 1 and "unavailable" in lines[0], cli.stderr
+    assert cli_s < client.submit_bound_s + CLI_STARTUP_S
+    assert watcher_alive_in_outage
+    # After SIGCONT: the workers review, the subscriber sees it.
+    client.submit(_body(dag, "after"))
+    assert wait_until(lambda: f"{dag}:after:1" in seen, timeout_s=60), seen
+    stop.set()
+    assert seen.count(f"{dag}:before:1") == 1 and seen.count(f"{dag}:after:1") == 1
+    # A submission that timed out may still have reached Redis once it woke: at most once.
+    assert seen.count(f"{dag}:during:1") <= 1
+    assert all(p.poll() is None for p in fleet.workers.values())
+    assert fleet.supervisor is not None and sum(fleet.supervisor.restarts.values()) == 0
+    fleet.wait_ready(timeout_s=30)
+    client.close()

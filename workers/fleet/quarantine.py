@@ -1,0 +1,207 @@
+"""The quarantine: queue messages no worker could decode, kept raw with why and where.
+
+A message lands here once, in the same Redis step that removes it from its queue or
+from ``unacked`` (a Lua script, or the restore transaction), so at every instant it is
+in exactly one of those places: a worker killed mid-way loses nothing and files nothing
+twice. Each entry carries the raw bytes (the first ``RAW_KEPT_BYTES``; ``size`` and
+``sha1`` describe the whole), the queue, the reason, the delivery tag when there was one,
+and the server time. The stream is trimmed by age like the results streams.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import logging
+import time
+from dataclasses import dataclass
+from typing import Any, Final, cast
+
+import redis
+
+log = logging.getLogger("windags.transport")
+
+#: Raw bytes kept per entry; a larger message keeps its head, its size and its digest.
+RAW_KEPT_BYTES: Final = 256 * 1024
+
+#: Lua: XADD one quarantine entry. Shared by the take script (workers/fleet/transport.py)
+#: and ``_QUARANTINE`` below, so both write the same fields.
+QUARANTINE_LUA: Final = """
+local function quarantine(stream, raw, queue, reason, tag, keep, retention_ms)
+  local now = redis.call('TIME')
+  local now_ms = tonumber(now[1]) * 1000 + math.floor(tonumber(now[2]) / 1000)
+  local minid = tostring(math.max(0, now_ms - retention_ms)) .. '-0'
+  local truncated = '0'
+  if #raw > keep then truncated = '1' end
+  return redis.call('XADD', stream, 'MINID', '~', minid, '*',
+    'queue', queue, 'reason', reason, 'raw', string.sub(raw, 1, keep),
+    'size', tostring(#raw), 'sha1', redis.sha1hex(raw), 'truncated', truncated,
+    'tag', tag, 'at_ms', tostring(now_ms))
+end
+"""
+
+# The take of workers/fleet/transport.py. KEYS: queue, unacked hash, unacked index,
+# quarantine. ARGV: now (the index score kombu uses), queue name, bytes kept, retention
+# ms. Pop the oldest message and record it as unacked under its delivery tag, in the form
+# kombu's restore reads: [payload, exchange, routing key], the payload verbatim and the
+# routing key the queue it came from. What is no kombu message (no JSON object with a
+# string delivery tag), or reuses a tag another delivery holds, is quarantined in the
+# same step. Returns {1, message, tag} when recorded, {0, message, reason} when not.
+TAKE_LUA: Final = (
+    QUARANTINE_LUA
+    + """
+local raw = redis.call('RPOP', KEYS[1])
+if not raw then return false end
+local function refuse(reason)
+  quarantine(KEYS[4], raw, ARGV[2], reason, '', tonumber(ARGV[3]), tonumber(ARGV[4]))
+  return {0, raw, reason}
+end
+local ok, message = pcall(cjson.decode, raw)
+if not ok or type(message) ~= 'table' or type(message.properties) ~= 'table' then
+  return refuse('not a kombu message: no JSON object with a properties object')
+end
+local tag = message.properties.delivery_tag
+if type(tag) ~= 'string' or tag == '' then
+  return refuse('not a kombu message: no delivery tag (properties.delivery_tag)')
+end
+if redis.call('HEXISTS', KEYS[2], tag) == 1 then
+  return refuse('delivery tag ' .. tag .. ' is held by another delivery (a copied message)')
+end
+redis.call('ZADD', KEYS[3], ARGV[1], tag)
+redis.call('HSET', KEYS[2], tag, '[' .. raw .. ',"",' .. cjson.encode(ARGV[2]) .. ']')
+return {1, raw, tag}
+"""
+)
+
+
+# KEYS: quarantine stream, unacked hash, unacked index. ARGV: raw, queue, reason, delivery
+# tag ('' when the message was never recorded as unacked), bytes kept, retention ms.
+_QUARANTINE: Final = (
+    QUARANTINE_LUA
+    + """
+if ARGV[4] ~= '' then
+  redis.call('HDEL', KEYS[2], ARGV[4])
+  redis.call('ZREM', KEYS[3], ARGV[4])
+end
+return quarantine(KEYS[1], ARGV[1], ARGV[2], ARGV[3], ARGV[4], tonumber(ARGV[5]),
+  tonumber(ARGV[6]))
+"""
+)
+
+
+@dataclass(frozen=True, slots=True)
+class Quarantined:
+    """One quarantine entry, as an operator reads it."""
+
+    entry_id: str
+    queue: str
+    reason: str
+    raw: bytes
+    """The message's first ``RAW_KEPT_BYTES`` bytes (all of it unless ``truncated``)."""
+    size: int
+    sha1: str
+    truncated: bool
+    tag: str
+    at_ms: int
+
+
+@dataclass(frozen=True, slots=True)
+class QuarantineStream:
+    """Where one deployment's quarantine lives, and how long it keeps entries."""
+
+    key: str
+    retention_s: int
+
+    def put(
+        self,
+        client: redis.Redis,
+        raw: bytes,
+        queue: str,
+        reason: str,
+        *,
+        tag: str = "",
+        unacked: tuple[str, str] | None = None,
+    ) -> str:
+        """Quarantine ``raw``; its entry id.
+
+        With ``tag`` and ``unacked`` (hash, index), its unacked record is removed in the
+        same script: the message is in exactly one place throughout.
+        """
+        hash_key, index_key = unacked or ("", "")
+        script = client.register_script(_QUARANTINE)
+        entry_id = script(
+            keys=[self.key, hash_key or self.key, index_key or self.key],
+            args=[raw, queue, reason[:1000], tag if unacked else "", RAW_KEPT_BYTES, self._ms],
+        )
+        return _text(entry_id)
+
+    def add_to(self, pipe: Any, raw: bytes, queue: str, reason: str, *, tag: str = "") -> None:
+        """Queue the XADD on ``pipe`` (a transaction that removes the message elsewhere)."""
+        now_ms = int(time.time() * 1000)
+        pipe.xadd(self.key, self.fields(raw, queue, reason, tag, now_ms), minid=now_ms - self._ms)
+
+    @staticmethod
+    def fields(raw: bytes, queue: str, reason: str, tag: str, now_ms: int) -> dict[str, Any]:
+        """An entry's fields, as ``QUARANTINE_LUA`` writes them."""
+        return {
+            "queue": queue,
+            "reason": reason[:1000],
+            "raw": raw[:RAW_KEPT_BYTES],
+            "size": len(raw),
+            "sha1": hashlib.sha1(raw).hexdigest(),
+            "truncated": int(len(raw) > RAW_KEPT_BYTES),
+            "tag": tag,
+            "at_ms": now_ms,
+        }
+
+    def read(self, client: redis.Redis) -> list[Quarantined]:
+        """Every entry, oldest first."""
+        entries = cast(list[tuple[bytes, dict[bytes, bytes]]], client.xrange(self.key))
+        return [_entry(entry_id, fields) for entry_id, fields in entries]
+
+    @property
+    def _ms(self) -> int:
+        return self.retention_s * 1000
+
+
+def quarantine_refused(message: Any, reason: str) -> None:
+    """File a message Celery refused after our channel delivered it (a gap in inspection).
+
+    Celery drops such a message with a log line (``task_unknown``, ``task_rejected``):
+    this copies it to the quarantine first. It is already acknowledged by then, so a
+    worker killed in between loses it: the channel's own checks are the guarantee.
+    """
+    channel = getattr(message, "channel", None)
+    stream = getattr(channel, "quarantine", None)
+    if not isinstance(stream, QuarantineStream) or channel is None:
+        log.error("refused a message outside our transport: %s", reason)
+        return
+    raw = json.dumps(getattr(message, "_raw", None), default=repr).encode()
+    queue = str((getattr(message, "delivery_info", None) or {}).get("routing_key", ""))
+    with channel.conn_or_acquire() as client:
+        stream.put(client, raw, queue or "?", f"Celery refused it: {reason}")
+
+
+def _entry(entry_id: bytes, fields: dict[bytes, bytes]) -> Quarantined:
+    text = {_text(k): v for k, v in fields.items()}
+
+    def field(name: str) -> str:
+        return _text(text.get(name, b""))
+
+    return Quarantined(
+        entry_id=_text(entry_id),
+        queue=field("queue"),
+        reason=field("reason"),
+        raw=text.get("raw", b""),
+        size=int(field("size") or 0),
+        sha1=field("sha1"),
+        truncated=field("truncated") == "1",
+        tag=field("tag"),
+        at_ms=int(field("at_ms") or 0),
+    )
+
+
+def _text(value: bytes | str | int) -> str:
+    if isinstance(value, bytes):
+        return value.decode("utf-8", "replace")
+    return str(value)
