@@ -68,6 +68,7 @@ ENV = {
 }
 HUGE_BYTES = 1_000_000  # above the message limit: 8 x 100,000 + 64 KiB
 GOOD_REVIEWS = 120
+BURST = 24
 
 
 def _record(name: str, figures: dict[str, Any]) -> None:
@@ -97,6 +98,8 @@ class Chaos:
     settings: Settings
     restarts: list[Restart] = field(default_factory=list)
     kills: list[str] = field(default_factory=list)
+    #: Messages held unacked (by any worker) as each kill landed.
+    held_at_kill: list[int] = field(default_factory=list)
     redis_restarts: int = 0
     #: Set while Redis is down on purpose: producers wait instead of guessing.
     redis_down: threading.Event = field(default_factory=threading.Event)
@@ -106,6 +109,7 @@ class Chaos:
 
     def kill9(self, queue: Queue) -> None:
         """SIGKILL a worker behind the fleet's back: the supervisor must notice."""
+        self.held_at_kill.append(int(self.db().hlen("unacked")))
         process = self.fleet.workers[queue]
         os.killpg(process.pid, signal.SIGKILL)
         process.wait(timeout=10)
@@ -189,8 +193,12 @@ def test_chaos_raw_bytes_on_every_queue_kill_9_and_a_redis_restart(tmp_path: Pat
     invalid["skill"] = {**invalid["skill"], "success_rate": 1.5}
     deep = '{"dag_id": "' + dag + '", "node_id": "deep", "skill": ' + "[" * 3000 + "]" * 3000 + "}"
     refused = [encode(envelope(task, [json.dumps(invalid)])), encode(envelope(task, [deep]))]
+    # Most good reviews trickle in with the rest; a burst lands just before each kill, so
+    # that the killed worker holds reviews it has not finished (they come back after the
+    # visibility timeout).
+    bursts = [good[:BURST], good[BURST : 2 * BURST]]
     plan: list[tuple[str, Any]] = (
-        [("good", body) for body in good]
+        [("good", body) for body in good[2 * BURST :]]
         + [("raw", (queue.value, m.data)) for queue, m in bad]
         + [("raw", (Queue.STAGE1.value, m.data)) for m in fixed]
         + [("raw", (Queue.STAGE1.value, data)) for data in refused]
@@ -214,10 +222,14 @@ def test_chaos_raw_bytes_on_every_queue_kill_9_and_a_redis_restart(tmp_path: Pat
         started = time.monotonic()
         producer.start()
         time.sleep(4)
+        client.submit_many(bursts[0])
+        time.sleep(0.05)
         run.kill9(Queue.STAGE1)
         time.sleep(4)
         run.restart_redis()
         time.sleep(4)
+        client.submit_many(bursts[1])
+        time.sleep(0.3)  # Stage 1 and the router pass the burst on to Stage 2
         run.kill9(Queue.STAGE2)
         producer.join(timeout=120)
         produced_s = time.monotonic() - started
@@ -274,6 +286,7 @@ def test_chaos_raw_bytes_on_every_queue_kill_9_and_a_redis_restart(tmp_path: Pat
         "bad_requests_sent": len(refused),
         "error_entries": len(errors) + len(unroutable),
         "worker_kills": len(run.kills),
+        "unacked_at_each_kill": run.held_at_kill,
         "redis_restarts": run.redis_restarts,
         "worker_exits": len(run.restarts),
         "worker_restarts": dict(Counter(r.queue.value for r in run.restarts)),

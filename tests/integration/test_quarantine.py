@@ -9,7 +9,7 @@ import json
 import time
 import uuid
 from collections import Counter
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -167,3 +167,30 @@ def test_records_already_in_unacked_at_a_worker_restart_are_restored_or_quaranti
     assert len(entries) == 3
     assert run.db.hlen("unacked") == 0
     assert all(p.poll() is None for p in run.fleet.workers.values())
+
+
+def test_a_message_celery_refuses_after_delivery_is_still_quarantined() -> None:
+    """The fallback behind the channel's checks (Celery's task_unknown/task_rejected)."""
+    from kombu import connection as kombu_connection
+
+    from workers.fleet.quarantine import quarantine_refused
+    from workers.fleet.transport import Transport
+
+    require_redis_server()
+    connect: Callable[..., Any] = kombu_connection.Connection  # untyped
+    key = f"q-{uuid.uuid4().hex[:6]}:quarantine"
+    with (
+        common.private_redis() as server,
+        connect(
+            server.url, transport=Transport, transport_options={"quarantine_key": key}
+        ) as connection,
+    ):
+        channel = connection.channel()
+        payload = envelope("windags.review.gone", ["{}"], queue="stage1")
+        message = channel.Message(payload, channel=channel)
+        quarantine_refused(message, "unknown task name 'windags.review.gone'")
+        [entry] = QuarantineStream(key, 3600).read(redis.Redis.from_url(server.url))
+        channel.close()
+    assert entry.queue == "stage1"
+    assert entry.reason == "Celery refused it: unknown task name 'windags.review.gone'"
+    assert json.loads(entry.raw)["headers"]["task"] == "windags.review.gone"

@@ -13,7 +13,7 @@ per message, as before (the second write kombu makes is skipped). A message arri
 an idle queue wakes every consumer waiting on it; those that lose the race find nothing
 and wait again, one round trip each. It covers channels that consume one queue with one
 priority step, which is what our workers are (``priority_steps`` is ``[0]`` in
-``workers.fleet.app``); any other channel keeps kombu's ``BRPOP``.
+``workers.fleet.app``); others (and control replies, read unacked) keep kombu's ``BRPOP``.
 
 Nothing a queue holds kills the consumer: the take script quarantines what is no kombu
 message at all as it pops it; every other message is read as kombu and Celery will read
