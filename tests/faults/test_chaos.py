@@ -32,6 +32,7 @@ import pytest
 import redis
 
 from schemas.result import ReviewError, ReviewResult
+from tests.faults.support import record
 from tests.infrastructure import require_redis_server, wait_until
 from workers.client import ReviewClient
 from workers.errors import BrokerUnavailableError
@@ -69,19 +70,6 @@ ENV = {
 HUGE_BYTES = 1_000_000  # above the message limit: 8 x 100,000 + 64 KiB
 GOOD_REVIEWS = 120
 BURST = 24
-
-
-def _record(name: str, figures: dict[str, Any]) -> None:
-    """Print the figures; write them to bench/results/chaos.json only when asked."""
-    print(f"\n[chaos] {name}: " + json.dumps(figures, sort_keys=True))
-    if os.environ.get("WINDAGS_WRITE_FIGURES") != "1":
-        return
-    try:
-        data: dict[str, Any] = json.loads(FIGURES.read_text())
-    except (OSError, ValueError):
-        data = {}
-    data[name] = {**figures, "recorded_at": time.strftime("%Y-%m-%dT%H:%M:%S%z")}
-    FIGURES.write_text(json.dumps(data, indent=2, sort_keys=True) + "\n")
 
 
 def _sample(name: str, dag: str, node: str) -> dict[str, Any]:
@@ -296,7 +284,7 @@ def test_chaos_raw_bytes_on_every_queue_kill_9_and_a_redis_restart(tmp_path: Pat
         "total_s": round(took_s, 1),
         "per_kind": per_kind,
     }
-    _record("chaos", figures)
+    record("chaos", figures, path=FIGURES)
     assert finished, f"lost {lost[:5]}; silent {silent[:5]}"
     assert lost == [] and duplicated == {}
     assert silent == [] and stray == []
@@ -339,7 +327,7 @@ def test_a_local_fleet_survives_three_redis_restarts_under_load() -> None:
         client.close()
     lost = sorted(k for k in keys if reviews[k] == 0)
     duplicated = {k: n for k, n in reviews.items() if n > 1}
-    _record(
+    record(
         "three_redis_restarts",
         {
             "reviews": len(bodies),
@@ -353,6 +341,7 @@ def test_a_local_fleet_survives_three_redis_restarts_under_load() -> None:
             "submit_retries": retries["submit"],
             "total_s": round(took_s, 1),
         },
+        path=FIGURES,
     )
     assert finished, lost[:5]
     assert lost == [] and duplicated == {} and errors == {}
