@@ -25,6 +25,19 @@ SHORT_LIMITS = {
     "WINDAGS_VISIBILITY_TIMEOUT_S": "30",
 }
 
+#: Limits for churn tests (kills, restarts, poison) that recover in seconds: a killed
+#: worker's messages return after 13 s (5 Stage 2 judge calls x 2 s < 11 < 12 < 13).
+FAST_RECOVERY_LIMITS = {
+    "WINDAGS_JUDGE_TIMEOUT_S": "1",
+    "WINDAGS_JUDGE_MAX_ATTEMPTS": "2",
+    "WINDAGS_JUDGE_RETRY_BUDGET_S": "2",
+    "WINDAGS_STAGE1_SOFT_LIMIT_S": "4",
+    "WINDAGS_STAGE1_HARD_LIMIT_S": "5",
+    "WINDAGS_STAGE2_SOFT_LIMIT_S": "11",
+    "WINDAGS_STAGE2_HARD_LIMIT_S": "12",
+    "WINDAGS_VISIBILITY_TIMEOUT_S": "13",
+}
+
 
 def unavailable(reason: str) -> None:
     """Skip the test locally; fail it under CI, where the infrastructure must exist."""

@@ -33,7 +33,7 @@ import redis
 
 from schemas.result import ReviewError, ReviewResult
 from tests.faults.support import record
-from tests.infrastructure import require_redis_server, wait_until
+from tests.infrastructure import FAST_RECOVERY_LIMITS, require_redis_server, wait_until
 from workers.client import ReviewClient
 from workers.errors import BrokerUnavailableError
 from workers.fleet.quarantine import QuarantineStream
@@ -55,14 +55,7 @@ MIX = ("good_python", "floor_failure_python", "final_deliverable")
 #: Limits that nest and recover in seconds: a killed worker's messages return after 13 s.
 ENV = {
     "WINDAGS_JUDGE_BACKEND": "builtin",
-    "WINDAGS_JUDGE_TIMEOUT_S": "1",
-    "WINDAGS_JUDGE_MAX_ATTEMPTS": "2",
-    "WINDAGS_JUDGE_RETRY_BUDGET_S": "2",
-    "WINDAGS_STAGE1_SOFT_LIMIT_S": "4",
-    "WINDAGS_STAGE1_HARD_LIMIT_S": "5",
-    "WINDAGS_STAGE2_SOFT_LIMIT_S": "11",
-    "WINDAGS_STAGE2_HARD_LIMIT_S": "12",
-    "WINDAGS_VISIBILITY_TIMEOUT_S": "13",
+    **FAST_RECOVERY_LIMITS,
     "WINDAGS_MAX_REQUEST_BYTES": "100000",
     "WINDAGS_REDIS_SOCKET_TIMEOUT_S": "3",
     "WINDAGS_REDIS_CONNECT_TIMEOUT_S": "2",

@@ -31,7 +31,7 @@ from tests.faults.support import (
     running_fault_server,
     running_fleet,
 )
-from tests.infrastructure import wait_until
+from tests.infrastructure import FAST_RECOVERY_LIMITS, wait_until
 from workers.fleet.queues import Queue
 from workers.local.redis_server import PrivateRedis
 from workers.results.stream import entry_fields, read_all
@@ -42,14 +42,7 @@ HEALTHY = 24
 #: Limits short enough that each redelivery comes within seconds; they still nest
 #: (5 Stage 2 judge calls x 2 s < soft 11 s < hard 12 s < visibility 13 s).
 POISON_ENV = {
-    "WINDAGS_JUDGE_TIMEOUT_S": "1",
-    "WINDAGS_JUDGE_MAX_ATTEMPTS": "2",
-    "WINDAGS_JUDGE_RETRY_BUDGET_S": "2",
-    "WINDAGS_STAGE1_SOFT_LIMIT_S": "4",
-    "WINDAGS_STAGE1_HARD_LIMIT_S": "5",
-    "WINDAGS_STAGE2_SOFT_LIMIT_S": "11",
-    "WINDAGS_STAGE2_HARD_LIMIT_S": "12",
-    "WINDAGS_VISIBILITY_TIMEOUT_S": "13",
+    **FAST_RECOVERY_LIMITS,
 }
 #: Before each kill: healthy Stage 2 calls in flight next to the poisoned one finish.
 SETTLE_S = 1.0

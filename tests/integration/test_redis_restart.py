@@ -21,7 +21,7 @@ from typing import Any
 import pytest
 import redis
 
-from tests.infrastructure import require_redis_server, wait_until
+from tests.infrastructure import FAST_RECOVERY_LIMITS, require_redis_server, wait_until
 from workers.fleet.app import create_app
 from workers.fleet.queues import Queue, TaskName
 from workers.intake import encode_request, request_from_obj
@@ -38,14 +38,7 @@ GOOD: dict[str, Any] = json.loads((ROOT / "workers" / "samples" / "good_python.j
 #: Short limits, so that messages a dead connection held come back within seconds.
 ENV = {
     "WINDAGS_JUDGE_BACKEND": "builtin",
-    "WINDAGS_JUDGE_TIMEOUT_S": "1",
-    "WINDAGS_JUDGE_MAX_ATTEMPTS": "2",
-    "WINDAGS_JUDGE_RETRY_BUDGET_S": "2",
-    "WINDAGS_STAGE1_SOFT_LIMIT_S": "4",
-    "WINDAGS_STAGE1_HARD_LIMIT_S": "5",
-    "WINDAGS_STAGE2_SOFT_LIMIT_S": "11",
-    "WINDAGS_STAGE2_HARD_LIMIT_S": "12",
-    "WINDAGS_VISIBILITY_TIMEOUT_S": "13",
+    **FAST_RECOVERY_LIMITS,
 }
 
 

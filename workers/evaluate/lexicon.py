@@ -49,7 +49,7 @@ STOPWORDS = frozenset(
     """.split()
 )
 
-_NUMBER_WORDS = {
+NUMBER_WORDS = {
     "zero": 0,
     "one": 1,
     "two": 2,
@@ -129,7 +129,7 @@ def number_value(text: str) -> float | None:
             return float(_ORDINAL.sub("", text).replace(",", ""))
         except ValueError:
             return None
-    word = _NUMBER_WORDS.get(fold(text))
+    word = NUMBER_WORDS.get(fold(text))
     return None if word is None else float(word)
 
 

@@ -9,6 +9,7 @@ import re
 
 from schemas.request import NodeOutput, OutputKind
 from workers.evaluate.findings import words
+from workers.evaluate.lexicon import NUMBER_WORDS
 
 Measure = tuple[float, list[str]]
 
@@ -19,17 +20,6 @@ _COUNTED = re.compile(
     r"sections|options|tips|questions)\b",
     re.I,
 )
-_NUMBER_WORDS = {
-    "two": 2,
-    "three": 3,
-    "four": 4,
-    "five": 5,
-    "six": 6,
-    "seven": 7,
-    "eight": 8,
-    "nine": 9,
-    "ten": 10,
-}
 #: Lines that end without a full stop by convention: list items, headings, table rows.
 _UNPUNCTUATED_LINE = re.compile(r"^\s*(?:[-*+]|\d+[.)]|#{1,6}|\|)\s")
 _LIST_ITEM = re.compile(r"^\s*(?:[-*+]|\d+[.)])\s+\S", re.M)
@@ -82,7 +72,7 @@ def _asked_count(task: str | None) -> tuple[str, int] | None:
     if match is None:
         return None
     raw = match.group(1).lower()
-    return match.group(2).lower(), _NUMBER_WORDS.get(raw) or int(raw)
+    return match.group(2).lower(), NUMBER_WORDS.get(raw) or int(raw)
 
 
 def _empty_sections(content: str) -> list[str]:
