@@ -39,11 +39,8 @@ from workers.results.stream import entry_fields, read_all
 pytestmark = [pytest.mark.integration, pytest.mark.slow]
 
 HEALTHY = 24
-#: Limits short enough that each redelivery comes within seconds; they still nest
-#: (5 Stage 2 judge calls x 2 s < soft 11 s < hard 12 s < visibility 13 s).
-POISON_ENV = {
-    **FAST_RECOVERY_LIMITS,
-}
+#: Limits short enough that each redelivery comes within seconds.
+POISON_ENV = FAST_RECOVERY_LIMITS
 #: Before each kill: healthy Stage 2 calls in flight next to the poisoned one finish.
 SETTLE_S = 1.0
 
