@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import sys
 from pathlib import Path
 from typing import Annotated
@@ -14,7 +15,11 @@ from workers.local.human_cli import register as register_human_commands
 from workers.settings import Settings
 from workers.settings import load_settings as read_settings
 
-app = typer.Typer(add_completion=False, no_args_is_help=True, help=__doc__)
+app = typer.Typer(
+    add_completion=False,
+    no_args_is_help=True,
+    help="Review agent-DAG node outputs: in this process, or through a worker fleet.",
+)
 register_human_commands(app)
 
 
@@ -65,6 +70,7 @@ def review(
     results (or typed errors) go out one per line, progress and a summary to stderr;
     exit 0 when every line was reviewed, 1 when some were not requests.
     """
+    from workers.local.submit import InputError, read_json
     from workers.review import Reviewer
 
     settings = load_settings()
@@ -72,14 +78,18 @@ def review(
         from workers.local.batch_run import run_batch
 
         raise typer.Exit(run_batch(read_input(request_file), Reviewer(settings), settings, out))
+    raw = read_input(request_file)
     try:
+        read_json(request_file, raw, max_bytes=settings.max_request_bytes)
         request = decode_request(
-            read_input(request_file),
+            raw,
             max_request_bytes=settings.max_request_bytes,
             max_output_chars=settings.max_output_chars,
         )
+    except InputError as exc:
+        raise _fail(str(exc)) from None
     except InvalidRequest as exc:
-        raise _fail(f"invalid request: {exc}") from None
+        raise _fail(f"{request_file}: invalid request: {exc}") from None
     typer.echo(Reviewer(settings)(request).model_dump_json(indent=2))
 
 
@@ -115,9 +125,11 @@ def demo(
 
 @app.command()
 def fleet() -> None:
-    """Run a local fleet (Redis found or started, one worker per queue) until Ctrl-C.
+    """Run a local fleet (one worker per queue) until Ctrl-C.
 
-    A worker that exits on its own is restarted with backoff, and says so on stderr.
+    Uses the Redis at WINDAGS_REDIS_URL, and fails when it does not answer; with the
+    variable unset, uses 127.0.0.1:6379 or starts a private redis-server. A worker that
+    exits on its own is restarted with backoff, and says so on stderr.
     """
     import time
 
@@ -127,12 +139,14 @@ def fleet() -> None:
     settings = load_settings()
     try:
         with LocalFleet(
-            settings.redis_url, on_restart=lambda r: typer.echo(r.describe(), err=True)
+            settings.redis_url,
+            start_private_redis=not redis_configured(),
+            on_restart=lambda r: typer.echo(r.describe(), err=True),
         ) as running:
+            if running.private is not None:
+                typer.echo(f"no Redis at {settings.redis_url}; started a private one")
             running.wait_ready()
-            typer.echo(
-                f"fleet ready on {running.redis_url}; logs in {running.log_dir}. Ctrl-C stops."
-            )
+            typer.echo(f"fleet ready on {running.redis_url}. Ctrl-C stops.")
             while True:
                 time.sleep(1)
     except FleetError as exc:
@@ -141,37 +155,40 @@ def fleet() -> None:
         typer.echo("stopped")
 
 
+def redis_configured() -> bool:
+    """Whether the operator chose a Redis: then a fleet never swaps in a private one."""
+    return bool(os.environ.get("WINDAGS_REDIS_URL"))
+
+
 @app.command()
 def submit(
     files: Annotated[list[str], typer.Argument(help="Request files: one request or a list each.")],
 ) -> None:
     """Validate and enqueue review requests; prints each review key.
 
-    Exits 2 on input that is not a valid request (one line naming the field), 1 when the
-    broker does not answer within the client's bound.
+    A request already reviewed (its result is on the stream) is not enqueued again; stderr
+    says so. Exits 2 on input that is not a valid request (one line naming the file, list
+    index and field), 1 when the broker does not answer within the client's bound.
     """
-    from workers.client import ReviewClient
     from workers.errors import BrokerUnavailableError
-    from workers.intake import load_json
+    from workers.local.submit import read_json, requests_in, submit_requests
 
     settings = load_settings()
     requests = []
     for name in files:
         try:
-            body = load_json(read_input(name), max_bytes=100 * settings.max_request_bytes)
+            body = read_json(name, read_input(name), max_bytes=100 * settings.max_request_bytes)
+            requests.extend(requests_in(name, body, settings))
         except InvalidRequest as exc:
-            raise _fail(f"{name}: {exc}") from None
-        requests.extend(body if isinstance(body, list) else [body])
-    client = ReviewClient(settings)
+            raise _fail(str(exc)) from None
     try:
-        for key in client.submit_many(requests):
-            typer.echo(key)
-    except InvalidRequest as exc:
-        raise _fail(f"invalid request: {exc}") from None
+        submitted = submit_requests(settings, requests)
     except BrokerUnavailableError as exc:
         raise _fail(str(exc), 1) from None
-    finally:
-        client.close()
+    for key in submitted.already_reviewed:
+        typer.echo(f"{key}: already reviewed (its result is on the stream); not enqueued", err=True)
+    for key in submitted.enqueued:
+        typer.echo(key)
 
 
 @app.command()

@@ -92,14 +92,11 @@ class LocalFleet:
     _lock: threading.RLock = field(default_factory=threading.RLock)
 
     def __enter__(self) -> LocalFleet:
-        if not redis_answers(self.redis_url):
-            if not (self.start_private_redis and shutil.which("redis-server")):
-                raise FleetError(
-                    f"no Redis answers at {self.redis_url}. Start one (apt-get install "
-                    "redis-server, or docker run -p 6379:6379 redis:7) or set WINDAGS_REDIS_URL"
-                )
-            self.private = PrivateRedis().start()
-            self.redis_url = self.private.url
+        try:
+            self._find_redis()
+        except BaseException:
+            shutil.rmtree(self.log_dir, ignore_errors=True)
+            raise
         for queue in Queue:
             self.start_worker(queue)
         if self.supervise:
@@ -120,6 +117,22 @@ class LocalFleet:
         tb: TracebackType | None,
     ) -> None:
         self.stop()
+
+    def _find_redis(self) -> None:
+        if redis_answers(self.redis_url):
+            return
+        if not self.start_private_redis:
+            raise FleetError(
+                f"no Redis answers at {self.redis_url} (WINDAGS_REDIS_URL); start it, or "
+                "unset WINDAGS_REDIS_URL to have a private one started"
+            )
+        if not shutil.which("redis-server"):
+            raise FleetError(
+                f"no Redis answers at {self.redis_url}. Start one (apt-get install "
+                "redis-server, or docker run -p 6379:6379 redis:7) or set WINDAGS_REDIS_URL"
+            )
+        self.private = PrivateRedis().start()
+        self.redis_url = self.private.url
 
     @property
     def env(self) -> dict[str, str]:
@@ -208,7 +221,11 @@ class LocalFleet:
         return process.wait(timeout=timeout_s)
 
     def stop(self) -> None:
-        """Warm-stop every worker, then the private Redis if one was started."""
+        """Warm-stop every worker, then the private Redis; remove the logs unless one failed.
+
+        A folder per fleet would pile up in /tmp; a failed worker's logs stay (stderr says where).
+        """
+        failed = self.supervisor is not None and sum(self.supervisor.restarts.values()) > 0
         if self.supervisor is not None:
             self.supervisor.stop()
         self._down_on_purpose.update(self.workers)
@@ -225,3 +242,7 @@ class LocalFleet:
         if self.private is not None:
             self.private.stop()
             self.private = None
+        if failed:
+            print(f"a worker failed; its logs are kept in {self.log_dir}", file=sys.stderr)
+        else:
+            shutil.rmtree(self.log_dir, ignore_errors=True)
