@@ -54,6 +54,18 @@ class EscalationDecision(WireModel):
     """Downstream waste before the 5x cap."""
     suppressed_by: Suppression | None = None
     """Why a warranted escalation did not run."""
+    prior_failure_probability: Unit | None = None
+    """The seed formula's P(fail) with the claimed success rate (learned router)."""
+    skill_success_rate: Unit | None = None
+    """The success rate used: the claim, or its Beta posterior over the skill's record."""
+    evidence_terms: dict[str, float] = Field(default_factory=dict)
+    """Each Stage 1 evidence feature's contribution to the logit of P(fail)."""
+    catch_rate: Unit | None = None
+    """P(Stage 2 catches | fail) from Stage 2's record (1.0 on a cold start)."""
+    model_version: str | None = None
+    """The calibration model that priced the decision; null on a cold start."""
+    expected_value: Usd | None = None
+    """P(fail) x catch rate x downstream waste: what escalating is worth."""
 
 
 class SelfCheck(WireModel):

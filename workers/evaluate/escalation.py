@@ -1,17 +1,22 @@
 """The router's decision: run the expensive Ceiling only where it pays.
 
 Hard rules first (human gate, final deliverable, irreversible), then
-``P(fail) x downstream waste > stage2 cost``. P(fail) is floored at 0.01 and downstream
-waste capped at 5x the node's own cost, the seed's fix for the Escalation Cascade
-Explosion. Every decision carries its breakdown, whichever rule decided (BC-EVAL-003).
+``P(fail | evidence) x P(catch | fail) x downstream waste > stage2 cost``; on a fresh
+deployment (no calibration) that is the seed's ``P(fail) x downstream waste``, P(fail)
+from the claimed success rate and the catch rate 1.0 (``calibration.posterior``).
+P(fail) is floored at 0.01 and downstream waste capped at 5x the node's own cost,
+the seed's fix for the Escalation Cascade Explosion. Every decision carries its
+breakdown, whichever rule decided (BC-EVAL-003).
 """
 
 from __future__ import annotations
 
+from schemas.calibration import CalibrationModel
 from schemas.decisions import Suppression
 from schemas.judging import ModelPrice, TokenUsage
 from schemas.request import ReviewRequest
 from schemas.result import EscalationDecision, EscalationReason, Stage1Result
+from workers.evaluate.calibration import posterior
 
 FAILURE_PROBABILITY_FLOOR = 0.01
 WASTE_CAP_MULTIPLE = 5.0
@@ -46,11 +51,19 @@ def decide_escalation(
     stage2_price: ModelPrice,
     stage1: Stage1Result,
     budget_left: bool = True,
+    calibration: CalibrationModel | None = None,
 ) -> EscalationDecision:
-    """Decide whether Stage 2 runs, recording every number that went into it."""
-    p_fail, raw_p = failure_probability(request)
+    """Decide whether Stage 2 runs, recording every number that went into it.
+
+    ``calibration`` is the current learned model; None (a fresh deployment, or a model
+    that could not be read) is the seed's formula exactly.
+    """
+    post = posterior(request, stage1, calibration)
+    raw_p = post.probability
+    p_fail = min(1.0, max(FAILURE_PROBABILITY_FLOOR, raw_p))
     waste, raw_waste = downstream_waste(request)
     expected = p_fail * waste
+    value = expected * post.catch_rate
     estimated = request.stage2_cost_usd is None
     cost = (
         estimate_stage2_cost(len(request.output.content), stage2_price)
@@ -59,8 +72,8 @@ def decide_escalation(
     )
     # Decide on the recorded (rounded) numbers, so the breakdown always explains the
     # decision: 0.225 x 0.072 is 0.016200000000000003 in floating point, not > 0.0162.
-    expected, cost = round(expected, 6), round(cost, 6)
-    reason = _reason(request, expected, cost)
+    expected, value, cost = round(expected, 6), round(value, 6), round(cost, 6)
+    reason = _reason(request, value, cost)
     suppressed = None
     if reason is not EscalationReason.NONE:
         suppressed = _suppression(stage1, budget_left)
@@ -75,6 +88,12 @@ def decide_escalation(
         raw_failure_probability=round(raw_p, 6),
         raw_downstream_waste=round(raw_waste, 6),
         suppressed_by=suppressed,
+        prior_failure_probability=round(min(1.0, max(0.0, post.prior)), 6),
+        skill_success_rate=round(post.skill_success, 6),
+        evidence_terms=post.terms,
+        catch_rate=round(post.catch_rate, 6),
+        model_version=post.version,
+        expected_value=value,
     )
 
 

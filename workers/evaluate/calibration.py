@@ -1,0 +1,216 @@
+"""P(fail | evidence): the seed's prior, the skill's record, and Stage 1's evidence.
+
+Cold start is the seed's formula exactly, ``(1 - success_rate) x stage x breaker``, so a
+fresh deployment decides as the seed does (Worked Example 2). Outcomes then move it in
+two ways: the skill's success rate becomes a Beta posterior whose prior is the claimed
+rate worth ``pseudo_count`` outcomes, so a record that contradicts the claim wins once it
+is long enough; and, once the model has seen ``min_outcomes``, a logistic map from the
+prior and Stage 1's evidence (Wall grade, issues, disagreement, kind, attempt) to
+observed failure replaces the prior, because a node that scraped through the Wall at
+0.61 is not as safe as one that passed at 1.0. Fitting is plain gradient descent here,
+called by a refit task, never by the router.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from schemas.calibration import CalibrationModel, Evidence, SkillRecord, TrainingOutcome
+from schemas.request import ReviewRequest
+from schemas.stages import Stage1Result
+
+#: Probabilities are clipped this far from 0 and 1 before a logit.
+_EPS = 1e-4
+#: Pseudo-outcomes behind the cold-start catch rate of 1.0 (the seed assumes Stage 2 sees all).
+CATCH_PSEUDO = 2.0
+
+
+@dataclass(frozen=True)
+class Posterior:
+    """P(fail) for one node with every term that produced it."""
+
+    prior: float
+    """The seed formula with the claimed success rate."""
+    skill_success: float
+    """The success rate used: the claimed one, or its Beta posterior."""
+    terms: dict[str, float]
+    """Each evidence feature's contribution to the logit (empty when the map is unused)."""
+    probability: float
+    """P(fail | evidence), before the floor."""
+    catch_rate: float
+    """P(Stage 2 catches | fail)."""
+    version: str | None
+    """The model that priced it; null on a cold start."""
+
+
+def evidence_of(request: ReviewRequest, stage1: Stage1Result) -> Evidence:
+    """What Stage 1 and the request tell about the node, as the map's input."""
+    signals = request.signals
+    disagreement = None
+    if signals is not None and signals.peer is not None and signals.downstream is not None:
+        disagreement = abs(signals.peer - signals.downstream)
+    return Evidence(
+        wall_grade=stage1.wall.grade,
+        wall_issues=len(stage1.wall.issues),
+        floor_violations=len(stage1.floor.violations),
+        disagreement=disagreement,
+        kind=request.output.kind.value,
+        attempt=request.attempt,
+    )
+
+
+def seed_prior(success_rate: float, request: ReviewRequest) -> float:
+    """The seed's formula: (1 - success rate) x stage factor x breaker penalty."""
+    skill = request.skill
+    return (1.0 - success_rate) * skill.stage.factor * skill.breaker.penalty
+
+
+def _logit(p: float) -> float:
+    p = min(1.0 - _EPS, max(_EPS, p))
+    return math.log(p / (1.0 - p))
+
+
+def _sigmoid(z: float) -> float:
+    if z >= 0:
+        return 1.0 / (1.0 + math.exp(-z))
+    e = math.exp(z)
+    return e / (1.0 + e)
+
+
+def features(prior: float, evidence: Evidence) -> dict[str, float]:
+    """The map's features: the prior's logit and Stage 1's evidence, each near unit scale."""
+    grade = evidence.wall_grade
+    return {
+        "prior_logit": _logit(prior),
+        "wall_gap": 0.0 if grade is None else 1.0 - grade,
+        "wall_missing": 1.0 if grade is None else 0.0,
+        "wall_issues": math.log1p(evidence.wall_issues),
+        "floor_violations": math.log1p(evidence.floor_violations),
+        "disagreement": evidence.disagreement or 0.0,
+        "retry": float(min(evidence.attempt - 1, 5)),
+        f"kind:{evidence.kind}": 1.0,
+    }
+
+
+def skill_success(model: CalibrationModel | None, skill_id: str, claimed: float) -> float:
+    """The Beta posterior mean of a skill's success rate; the claim itself with no record."""
+    record = model.skills.get(skill_id) if model is not None else None
+    if record is None or record.successes + record.failures == 0:
+        return claimed
+    a = model.pseudo_count if model is not None else 0.0
+    n = record.successes + record.failures
+    return (a * claimed + record.successes) / (a + n)
+
+
+def catch_rate(model: CalibrationModel | None) -> float:
+    """P(Stage 2 catches | fail): 1.0 (the seed's assumption) shrunk toward the record."""
+    if model is None:
+        return 1.0
+    return (model.catches + CATCH_PSEUDO) / (model.catches + model.misses + CATCH_PSEUDO)
+
+
+def posterior(
+    request: ReviewRequest, stage1: Stage1Result, model: CalibrationModel | None
+) -> Posterior:
+    """P(fail | evidence) for ``request`` under ``model`` (None: a fresh deployment)."""
+    claimed = request.skill.success_rate
+    prior = seed_prior(claimed, request)
+    success = skill_success(model, request.skill.id, claimed)
+    adjusted = prior if success == claimed else seed_prior(success, request)
+    if model is None or model.outcomes < model.min_outcomes or not model.weights:
+        version = model.version if model is not None else None
+        return Posterior(prior, success, {}, adjusted, catch_rate(model), version)
+    feats = features(min(1.0, adjusted), evidence_of(request, stage1))
+    terms = {k: round(model.weights.get(k, 0.0) * v, 6) for k, v in feats.items()}
+    probability = _sigmoid(model.bias + sum(terms.values()))
+    return Posterior(prior, success, terms, probability, catch_rate(model), model.version)
+
+
+def predict(model: CalibrationModel, prior: float, evidence: Evidence) -> float:
+    """The map's P(fail) from a prior and evidence (the prior alone below ``min_outcomes``)."""
+    if model.outcomes < model.min_outcomes or not model.weights:
+        return prior
+    feats = features(prior, evidence)
+    return _sigmoid(model.bias + sum(model.weights.get(k, 0.0) * v for k, v in feats.items()))
+
+
+def fit(
+    outcomes: Sequence[TrainingOutcome],
+    *,
+    version: str,
+    min_outcomes: int = 200,
+    pseudo_count: float = 20.0,
+    steps: int = 300,
+    rate: float = 0.5,
+    l2: float = 1e-3,
+) -> CalibrationModel:
+    """Fit skill records, Stage 2's catch rate and the logistic evidence map from outcomes."""
+    skills: dict[str, list[int]] = {}
+    for o in outcomes:
+        counts = skills.setdefault(o.skill_id, [0, 0])
+        counts[1 if o.failed else 0] += 1
+    bias, weights = 0.0, dict[str, float]()
+    if len(outcomes) >= min_outcomes:
+        rows = [(features(o.prior, o.evidence), 1.0 if o.failed else 0.0) for o in outcomes]
+        bias, weights = _gradient_descent(rows, steps=steps, rate=rate, l2=l2)
+    return CalibrationModel(
+        version=version,
+        outcomes=len(outcomes),
+        min_outcomes=min_outcomes,
+        pseudo_count=pseudo_count,
+        skills={k: SkillRecord(successes=s, failures=f) for k, (s, f) in skills.items()},
+        bias=bias,
+        weights=weights,
+        catches=sum(1 for o in outcomes if o.stage2_caught is True),
+        misses=sum(1 for o in outcomes if o.failed and o.stage2_caught is False),
+    )
+
+
+def _gradient_descent(
+    rows: list[tuple[dict[str, float], float]], *, steps: int, rate: float, l2: float
+) -> tuple[float, dict[str, float]]:
+    """Full-batch logistic regression; the prior's weight starts at 1 (trust the seed)."""
+    names = sorted({k for feats, _ in rows for k in feats})
+    weights = {k: 1.0 if k == "prior_logit" else 0.0 for k in names}
+    bias, n = 0.0, float(len(rows))
+    for _ in range(steps):
+        grad = dict.fromkeys(names, 0.0)
+        grad_bias = 0.0
+        for feats, y in rows:
+            err = _sigmoid(bias + sum(weights[k] * v for k, v in feats.items())) - y
+            grad_bias += err
+            for k, v in feats.items():
+                grad[k] += err * v
+        bias -= rate * grad_bias / n
+        for k in names:
+            weights[k] -= rate * (grad[k] / n + l2 * weights[k])
+    return round(bias, 6), {k: round(w, 6) for k, w in weights.items()}
+
+
+def brier(probabilities: Sequence[float], failed: Sequence[bool]) -> float:
+    """Mean squared error of P(fail) against the outcome."""
+    pairs = list(zip(probabilities, failed, strict=True))
+    return sum((p - float(y)) ** 2 for p, y in pairs) / len(pairs) if pairs else 0.0
+
+
+def reliability(
+    probabilities: Sequence[float], failed: Sequence[bool], bins: int = 10
+) -> list[tuple[float, float, int]]:
+    """(mean predicted, observed rate, count) per equal-width bin with any members."""
+    buckets: list[list[tuple[float, bool]]] = [[] for _ in range(bins)]
+    for p, y in zip(probabilities, failed, strict=True):
+        buckets[min(bins - 1, int(p * bins))].append((p, y))
+    return [
+        (sum(p for p, _ in b) / len(b), sum(1 for _, y in b if y) / len(b), len(b))
+        for b in buckets
+        if b
+    ]
+
+
+def ece(probabilities: Sequence[float], failed: Sequence[bool], bins: int = 10) -> float:
+    """Expected calibration error: |predicted - observed| per bin, weighted by its size."""
+    rows = reliability(probabilities, failed, bins)
+    total = sum(n for _, _, n in rows)
+    return sum(n * abs(p - o) for p, o, n in rows) / total if total else 0.0
