@@ -120,3 +120,9 @@ class Keys:
     def outcome_evaluators(self) -> str:
         """The evaluators that have outcomes (a set), for export."""
         return f"{self.prefix}:outcomes:evaluators"
+
+    # The learned router (workers.learning): the current calibration model.
+    @property
+    def calibration_model(self) -> str:
+        """The router's current calibration model (JSON), written by the refit task."""
+        return f"{self.prefix}:calibration:model"

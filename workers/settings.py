@@ -137,6 +137,13 @@ class Settings(BaseSettings):
     """Labelled outcomes kept per skill and per evaluator (newest)."""
     outcome_retention_s: int = Field(default=90 * 24 * 3600, ge=60)
     """Outcomes untouched this long expire (per skill, per evaluator)."""
+    # The learned router (workers.learning, issue 15).
+    calibration_min_outcomes: int = Field(default=200, ge=0)
+    """Outcomes a calibration must have seen before its evidence map replaces the prior."""
+    calibration_pseudo_count: float = Field(default=20.0, gt=0.0)
+    """Weight, in outcomes, of a skill's claimed success rate in its Beta prior."""
+    calibration_refresh_s: float = Field(default=30.0, ge=0.0)
+    """How long a router process reuses the calibration model it read before rereading."""
     review_ui_token: SecretStr | None = Field(default=None, min_length=16)
     """Shared token a reviewer signs in to the review page with (and gives a name)."""
     review_ui_auth_header: str | None = Field(default=None, pattern=r"^[A-Za-z0-9-]+$")

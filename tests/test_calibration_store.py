@@ -1,0 +1,111 @@
+"""The router's calibration store against a real Redis: cached, and never a crash."""
+
+from __future__ import annotations
+
+import logging
+import uuid
+from collections.abc import Iterator
+
+import pytest
+import redis
+
+from schemas.calibration import CalibrationModel
+from schemas.human import LabelledOutcome, OutcomeSource, StageOneView
+from schemas.result import Decision
+from tests.infrastructure import require_redis
+from workers.human.outcomes import OutcomeStore
+from workers.keys import Keys
+from workers.learning.refit import refit, training_outcomes
+from workers.learning.store import CalibrationStore
+
+
+@pytest.fixture
+def client() -> Iterator[redis.Redis]:
+    url = require_redis("redis://127.0.0.1:6379/15")
+    conn = redis.Redis.from_url(url, socket_timeout=2)
+    yield conn
+    conn.close()
+
+
+@pytest.fixture
+def keys(client: redis.Redis) -> Iterator[Keys]:
+    name = f"test-calibration-{uuid.uuid4().hex[:12]}"
+    yield Keys(name)
+    found = list(client.scan_iter(match=f"{name}:*"))
+    if found:
+        client.delete(*found)
+
+
+def test_a_missing_model_is_the_prior_with_a_warning(
+    client: redis.Redis, keys: Keys, caplog: pytest.LogCaptureFixture
+) -> None:
+    with caplog.at_level(logging.WARNING, logger="workers.learning.store"):
+        assert CalibrationStore(client, keys, refresh_s=0.0).current() is None
+    assert "no calibration model" in caplog.text
+
+
+@pytest.mark.parametrize("body", [b"{not json", b'{"version": 3}', b'{"weights": "x"}'])
+def test_a_corrupted_model_is_the_prior_with_a_warning(
+    client: redis.Redis, keys: Keys, caplog: pytest.LogCaptureFixture, body: bytes
+) -> None:
+    client.set(keys.calibration_model, body)
+    with caplog.at_level(logging.WARNING, logger="workers.learning.store"):
+        assert CalibrationStore(client, keys, refresh_s=0.0).current() is None
+    assert "corrupted" in caplog.text
+
+
+def test_an_unreachable_redis_is_the_prior_with_a_warning(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    dead = redis.Redis.from_url("redis://127.0.0.1:1/0", socket_connect_timeout=0.2)
+    with caplog.at_level(logging.WARNING, logger="workers.learning.store"):
+        assert CalibrationStore(dead, Keys("x"), refresh_s=0.0).current() is None
+    assert "unreadable" in caplog.text
+
+
+def test_the_model_is_cached_and_reread_after_refresh(client: redis.Redis, keys: Keys) -> None:
+    now = [0.0]
+    store = CalibrationStore(client, keys, refresh_s=30.0, clock=lambda: now[0])
+    store.save(CalibrationModel(version="v1-n0"))
+    assert (m := store.current()) is not None and m.version == "v1-n0"
+    store.save(CalibrationModel(version="v2-n0"))
+    now[0] = 29.0
+    assert (m := store.current()) is not None and m.version == "v1-n0"  # no Redis read
+    now[0] = 31.0
+    assert (m := store.current()) is not None and m.version == "v2-n0"
+
+
+def _label(node: str, source: OutcomeSource, label: float, grade: float) -> LabelledOutcome:
+    view = StageOneView(
+        floor_passed=True,
+        wall_grade=grade,
+        failure_probability=0.1,
+        escalated=True,
+        decision=Decision.ACCEPT,
+    )
+    return LabelledOutcome(
+        source=source, evaluator=f"{source.value}:x", skill_id="sk", dag_id="d",
+        node_id=node, attempt=1, label=label, stage1=view, recorded_at="2026-01-01T00:00:00Z",
+    )  # fmt: skip
+
+
+def test_refit_reads_outcomes_grades_stage2_by_others_and_versions_the_model(
+    client: redis.Redis, keys: Keys
+) -> None:
+    outcomes = OutcomeStore(client, keys, kept=100, ttl_s=600)
+    for label in (
+        _label("a", OutcomeSource.HUMAN, 0.2, 0.7),  # bad, Stage 2 caught it
+        _label("a", OutcomeSource.STAGE2, 0.3, 0.7),
+        _label("b", OutcomeSource.DOWNSTREAM, 0.1, 0.9),  # bad, Stage 2 missed it
+        _label("b", OutcomeSource.STAGE2, 0.9, 0.9),
+        _label("c", OutcomeSource.STAGE2, 0.95, 1.0),  # good, by Stage 2 alone
+    ):
+        outcomes.record(label)
+    rows = training_outcomes(outcomes.export())
+    assert sorted(r.failed for r in rows) == [False, True, True]
+    store = CalibrationStore(client, keys, refresh_s=0.0)
+    first = refit(outcomes, store, min_outcomes=200, pseudo_count=20.0)
+    assert (first.version, first.catches, first.misses) == ("v1-n3", 1, 1)
+    assert first.skills["sk"].failures == 2
+    assert refit(outcomes, store, min_outcomes=200, pseudo_count=20.0).version == "v2-n3"
+    assert (m := store.current()) is not None and m.version == "v2-n3"

@@ -1,0 +1,108 @@
+"""``python -m workers.learning [--refit] [--png PATH]``: the calibration, per skill.
+
+Prints the current model (version, outcomes, Stage 2's catch rate), each skill's record
+and Beta-posterior success rate, and Brier score and expected calibration error of the
+prior and of the model on the newest quarter of outcomes (the model refitted on the
+older three quarters, so the figures are out of sample); writes a reliability diagram.
+"""
+
+from __future__ import annotations
+
+import argparse
+from collections.abc import Sequence
+from pathlib import Path
+
+from schemas.calibration import CalibrationModel, TrainingOutcome
+from workers.connections import redis_client
+from workers.evaluate.calibration import brier, catch_rate, ece, fit, predict, reliability
+from workers.human.outcomes import OutcomeStore
+from workers.learning.refit import refit, training_outcomes
+from workers.learning.store import CalibrationStore
+from workers.settings import Settings
+
+
+def holdout_scores(
+    rows: Sequence[TrainingOutcome], *, min_outcomes: int, pseudo_count: float
+) -> dict[str, tuple[list[float], list[bool]]]:
+    """Predictions of the prior and of a model fitted on the older 3/4, on the newest 1/4."""
+    cut = len(rows) * 3 // 4
+    model = fit(rows[:cut], version="holdout", min_outcomes=min_outcomes, pseudo_count=pseudo_count)
+    held = rows[cut:]
+    failed = [r.failed for r in held]
+    return {
+        "prior": ([r.prior for r in held], failed),
+        "learned": ([predict(model, r.prior, r.evidence) for r in held], failed),
+    }
+
+
+def plot_reliability(scores: dict[str, tuple[list[float], list[bool]]], path: Path) -> None:
+    """Predicted P(fail) against observed failure rate per bin, one line per predictor."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, ax = plt.subplots(figsize=(5, 5))
+    ax.plot([0, 1], [0, 1], "k:", label="perfect")
+    for name, (probabilities, failed) in scores.items():
+        rows = reliability(probabilities, failed)
+        ax.plot([p for p, _, _ in rows], [o for _, o, _ in rows], "o-", label=name)
+    ax.set_xlabel("predicted P(fail)")
+    ax.set_ylabel("observed failure rate")
+    ax.set_title("Router calibration (reliability diagram)")
+    ax.legend(loc="upper left")
+    fig.tight_layout()
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fig.savefig(path, dpi=120)
+    plt.close(fig)
+
+
+def describe(model: CalibrationModel | None) -> list[str]:
+    """The model's headline and per-skill records, as lines."""
+    if model is None:
+        return ["no calibration model: the router uses the seed's prior"]
+    lines = [
+        f"model {model.version}: {model.outcomes} outcomes (map used from "
+        f"{model.min_outcomes}), Stage 2 catch rate {catch_rate(model):.3f} "
+        f"({model.catches} caught, {model.misses} missed)"
+    ]
+    a = model.pseudo_count
+    for skill, record in sorted(model.skills.items()):
+        n = record.successes + record.failures
+        lines.append(
+            f"  {skill}: {n} outcomes, observed success {record.successes / n:.3f} "
+            f"(Beta pseudo-count {a:g} over the claimed rate)"
+        )
+    return lines
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Print the calibration (after a refit with ``--refit``) and write the diagram."""
+    parser = argparse.ArgumentParser(prog="python -m workers.learning", description=__doc__)
+    parser.add_argument("--refit", action="store_true", help="fit a new model first")
+    parser.add_argument("--png", type=Path, default=Path("calibration.png"))
+    args = parser.parse_args(argv)
+    settings = Settings()
+    client = redis_client(settings)
+    store = CalibrationStore(client, settings.keys, refresh_s=0.0)
+    outcomes = OutcomeStore(
+        client, settings.keys, kept=settings.outcomes_kept, ttl_s=settings.outcome_retention_s
+    )
+    least, pseudo = settings.calibration_min_outcomes, settings.calibration_pseudo_count
+    model = (
+        refit(outcomes, store, min_outcomes=least, pseudo_count=pseudo)
+        if args.refit
+        else store.load()
+    )
+    print("\n".join(describe(model)))
+    rows = training_outcomes(outcomes.export())
+    if len(rows) < 8:
+        print(f"{len(rows)} labelled outcomes: too few to score calibration")
+        return 0
+    scores = holdout_scores(rows, min_outcomes=least, pseudo_count=pseudo)
+    for name, (probabilities, failed) in scores.items():
+        score, error = brier(probabilities, failed), ece(probabilities, failed)
+        print(f"{name}: Brier {score:.4f}, ECE {error:.4f}")
+    plot_reliability(scores, args.png)
+    print(f"wrote {args.png}")
+    return 0
