@@ -24,6 +24,13 @@ class Keys:
         """The results stream of one DAG."""
         return f"{self.prefix}:results:{dag_id}"
 
+    def of_dag(self, dag_id: str) -> tuple[str, ...]:
+        """The keys that hold one DAG's reviews: its results stream and its spend.
+
+        What a throwaway run (the demo) sets to expire, so it leaves nothing for good.
+        """
+        return (self.results(dag_id), self.cost(dag_id))
+
     @property
     def unroutable(self) -> str:
         """Error entries for requests whose DAG could not be read."""

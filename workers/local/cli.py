@@ -116,7 +116,11 @@ def demo(
 
     try:
         code = run_demo(
-            load_settings(), wide_console(), timeout_s=timeout_s, ui_port=ui_port if ui else None
+            load_settings(),
+            wide_console(),
+            timeout_s=timeout_s,
+            ui_port=ui_port if ui else None,
+            private_redis=not redis_configured(),
         )
     except FleetError as exc:
         raise _fail(str(exc), 1) from None
@@ -196,11 +200,11 @@ def watch(
     dag_id: Annotated[str, typer.Argument(help="The DAG whose results to tail.")],
     from_start: Annotated[bool, typer.Option(help="Show earlier results too.")] = False,
 ) -> None:
-    """Tail a DAG's results stream as a readable table until Ctrl-C."""
+    """Tail a DAG's results stream until Ctrl-C: one header, then one row per result."""
     import redis
 
     from workers.connections import redis_client
-    from workers.local.console import results_table
+    from workers.local.console import watch_header, watch_row
     from workers.local.demo import wide_console
     from workers.results.stream import read_after, reviews_only
 
@@ -208,14 +212,14 @@ def watch(
     console = wide_console()
     client = redis_client(settings, max_connections=2)
     last = "0-0" if from_start else "$"
+    console.print(watch_header())
     try:
         while True:
             entries = read_after(client, settings.keys.results(dag_id), last, block_ms=1000)
             if entries:
                 last = entries[-1].entry_id
-                shown = reviews_only(entries)
-                if shown:
-                    console.print(results_table(e.payload for e in shown))
+                for entry in reviews_only(entries):
+                    console.print(watch_row(entry.payload))
     except KeyboardInterrupt:
         pass
     except redis.RedisError as exc:

@@ -15,7 +15,7 @@ from schemas.result import ReviewError, ReviewResult
 from workers.client import ReviewClient
 from workers.errors import FleetError
 from workers.evaluate.human import needs_human
-from workers.local.console import results_table
+from workers.local.demo_report import in_dag_order, print_report
 from workers.local.launcher import LocalFleet
 from workers.local.review_page import serve, with_demo_token
 from workers.results.stream import read_after, reviews_only
@@ -29,22 +29,39 @@ def sample_dag(dag_id: str) -> list[dict[str, Any]]:
     return [{**node, "dag_id": dag_id} for node in nodes]
 
 
-def run_demo(
-    settings: Settings, console: Console, *, timeout_s: float = 120.0, ui_port: int | None = None
-) -> int:
-    """Start the fleet, submit the sample DAG, wait with progress, print the table.
+#: How long the demo's results stay in Redis after the run (its own key prefix).
+DEMO_TTL_S = 3600
 
-    With ``ui_port``, the fleet and the review page then keep running until Ctrl-C.
+
+def demo_settings(settings: Settings) -> Settings:
+    """The demo's settings: its own key prefix, so it never mixes with real reviews."""
+    return settings.model_copy(update={"key_prefix": f"{settings.key_prefix}-demo"})
+
+
+def run_demo(
+    settings: Settings,
+    console: Console,
+    *,
+    timeout_s: float = 120.0,
+    ui_port: int | None = None,
+    private_redis: bool = True,
+) -> int:
+    """Start the fleet, submit the sample DAG, wait with progress, print the tables.
+
+    ``private_redis``: start a throwaway Redis when none answers (not when the operator
+    configured one). With ``ui_port``, the fleet and the review page keep running until
+    Ctrl-C. The demo's stream keys expire ``DEMO_TTL_S`` after the run.
     """
     started = time.monotonic()
     dag_id = f"demo-{int(time.time())}"
     nodes = sample_dag(dag_id)
-    with LocalFleet(settings.redis_url) as fleet:
+    settings = demo_settings(settings)
+    prefix = {"WINDAGS_KEY_PREFIX": settings.key_prefix}
+    with LocalFleet(
+        settings.redis_url, extra_env=prefix, start_private_redis=private_redis
+    ) as fleet:
         if fleet.private is not None:
-            console.print(
-                f"[dim]no Redis at {settings.redis_url}; started a private one at "
-                f"{fleet.redis_url}[/dim]"
-            )
+            console.print(f"[dim]no Redis at {settings.redis_url}; started a private one[/dim]")
         with console.status("starting the stage1, router and stage2 workers..."):
             fleet.wait_ready()
         live = settings.model_copy(update={"redis_url": fleet.redis_url})
@@ -54,27 +71,32 @@ def run_demo(
             entries = _wait_for_results(live, dag_id, len(nodes), console, timeout_s)
         finally:
             client.close()
-        console.print(f"[dim]worker logs: {fleet.log_dir}[/dim]")
-        _report(console, entries, dag_id, len(nodes), time.monotonic() - started)
+        entries = in_dag_order(entries, [n["node_id"] for n in nodes])
+        title = f"DAG {dag_id}: {len(nodes)} nodes, in DAG order"
+        print_report(console, entries, title=title, took_s=time.monotonic() - started)
         waiting = sum(1 for e in entries if isinstance(e, ReviewResult) and needs_human(e))
-        if ui_port is None:
-            _how_to_review(console, waiting)
-        else:
-            _serve_page(live, console, dag_id, waiting, ui_port)
+        try:
+            if ui_port is None:
+                _how_to_review(console, waiting)
+            else:
+                _serve_page(live, console, dag_id, waiting, ui_port)
+        finally:
+            expire_run(live, dag_id)
     return 0 if len(entries) == len(nodes) else 1
 
 
-def _report(
-    console: Console, entries: list[ReviewResult | ReviewError], dag_id: str, n: int, took: float
-) -> None:
-    results = [e for e in entries if isinstance(e, ReviewResult)]
-    console.print(results_table(entries, title=f"DAG {dag_id}: {n} nodes"))
-    escalated = sum(1 for r in results if r.escalation.escalate)
-    console.print(
-        f"escalation rate: {escalated}/{len(results)} = {escalated / max(1, len(results)):.0%}"
-        f"   review spend: ${sum(r.envelope.review_cost_usd for r in results):.4f}"
-        f"   wall time: {took:.1f}s"
-    )
+def expire_run(settings: Settings, dag_id: str) -> None:
+    """Let the demo's stream and spend expire instead of staying in the user's Redis.
+
+    The review queue's index is the demo prefix's own, so it expires with them.
+    """
+    keys = settings.keys
+    client = redis.Redis.from_url(settings.redis_url)
+    try:
+        for key in (*keys.of_dag(dag_id), keys.human_pending, keys.human_summaries):
+            client.expire(key, DEMO_TTL_S)
+    finally:
+        client.close()
 
 
 def _how_to_review(console: Console, waiting: int) -> None:
@@ -129,5 +151,4 @@ def _wait_for_results(
                 progress.update(bar, completed=len(entries))
     finally:
         client.close()
-    order = {n: i for i, n in enumerate(e.node_id or "" for e in entries.values())}
-    return sorted(entries.values(), key=lambda e: order.get(e.node_id or "", 0))
+    return list(entries.values())

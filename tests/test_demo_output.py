@@ -1,0 +1,149 @@
+"""The demo as a newcomer meets it: readable tables, a summary, nothing left behind.
+
+The unit tests render real reviews (the built-in judge, in process); the end-to-end test
+runs ``windags-eval demo`` as a user does, against its own Redis database, with its own
+temporary folder so that a leftover fleet folder shows.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+import redis
+from rich.console import Console
+
+from schemas.decisions import Decision
+from schemas.quality import Dimension
+from schemas.result import ReviewResult
+from workers.intake import request_from_obj
+from workers.local.console import results_table, scores_table, watch_header, watch_row
+from workers.local.demo import sample_dag
+from workers.local.demo_report import in_dag_order, summary
+from workers.review import Reviewer
+from workers.settings import JudgeBackend, Settings
+
+ROOT = Path(__file__).resolve().parent.parent
+TEST_REDIS = os.environ.get("WINDAGS_TEST_REDIS_URL", "redis://127.0.0.1:6379/12")
+
+
+def _text(*renderables: Any) -> str:
+    console = Console(width=200, record=True, file=io.StringIO())
+    for renderable in renderables:
+        console.print(renderable)
+    return console.export_text()
+
+
+@pytest.fixture(scope="module")
+def reviewed() -> list[ReviewResult]:
+    settings = Settings(judge_backend=JudgeBackend.BUILTIN)
+    review = Reviewer(settings)
+    limits = {"max_request_bytes": 10**7, "max_output_chars": 10**6}
+    return [review(request_from_obj(node, **limits)) for node in sample_dag("unit")]
+
+
+def test_rows_follow_the_dag_file_whatever_order_results_arrive_in(
+    reviewed: list[ReviewResult],
+) -> None:
+    order = [r.node_id for r in reviewed]
+    shuffled = list(reversed(reviewed))
+    assert [r.node_id for r in in_dag_order(shuffled, order)] == order
+
+
+def test_the_tables_name_every_dimension_and_explain_each_escalation(
+    reviewed: list[ReviewResult],
+) -> None:
+    text = _text(results_table(reviewed), scores_table(reviewed))
+    for dimension in Dimension:
+        assert dimension.value in text
+    for result in reviewed:
+        if not result.escalation.escalate and result.escalation.suppressed_by is None:
+            esc = result.escalation
+            assert f"E[waste] ${esc.expected_waste:.3f} < Stage 2 ${esc.stage2_cost:.3f}" in text
+
+
+def test_a_node_sent_to_a_human_says_why_beside_a_stage_2_no(
+    reviewed: list[ReviewResult],
+) -> None:
+    human = [
+        r for r in reviewed if r.decision is Decision.ESCALATE_HUMAN and not r.escalation.escalate
+    ]
+    assert human, "the sample DAG has nodes sent to a person without Stage 2"
+    lines = _text(results_table(human)).splitlines()
+    for result in human:
+        row = next(line for line in lines if f" {result.node_id} " in line)
+        assert "to a human:" in row and "no:" in row
+
+
+def test_the_summary_counts_decisions_escalations_and_says_why_spend_is_zero(
+    reviewed: list[ReviewResult],
+) -> None:
+    text = "\n".join(summary(reviewed, took_s=1.0))
+    count = {d: sum(r.decision is d for r in reviewed) for d in Decision}
+    assert f"accepted ({count[Decision.ACCEPT]})" in text
+    assert f"sent back to iterate ({count[Decision.ITERATE]})" in text
+    assert f"sent to a human ({count[Decision.ESCALATE_HUMAN]})" in text
+    escalated = sum(r.escalation.escalate for r in reviewed)
+    assert f"({escalated} of {len(reviewed)})" in text
+    assert "$0.0000" in text and "costs nothing" in text
+
+
+def test_watch_prints_one_header_and_one_row_per_result(reviewed: list[ReviewResult]) -> None:
+    text = _text(watch_header(), *(watch_row(r) for r in reviewed[:4]))
+    lines = [line for line in text.splitlines() if line.strip()]
+    assert sum("decision" in line for line in lines) == 1
+    assert len([line for line in lines if line.split()[0] in {"plan", "schema", "api"}]) == 3
+    header = lines[0]
+    row = next(line for line in lines if line.split()[0] == "plan")
+    assert header.index("decision") == row.index("accept")
+
+
+def test_the_demo_leaves_no_folder_and_its_stream_expires_under_its_own_prefix(
+    tmp_path: Path,
+) -> None:
+    client = redis.Redis.from_url(TEST_REDIS)
+    try:
+        client.ping()
+    except redis.RedisError:
+        pytest.skip(f"no Redis at {TEST_REDIS}")
+    script = shutil.which("windags-eval", path=str(Path(sys.executable).parent))
+    assert script is not None, "the windags-eval console script is not installed"
+    env = {k: v for k, v in os.environ.items() if "WINDAGS" not in k and "ANTHROPIC" not in k}
+    env.update(
+        WINDAGS_REDIS_URL=TEST_REDIS,
+        WINDAGS_JUDGE_BACKEND="builtin",
+        TMPDIR=str(tmp_path),
+        COLUMNS="200",
+    )
+    done = subprocess.run(
+        [script, "demo", "--timeout-s", "120"],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=240,
+        check=False,
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert not list(tmp_path.glob("windags-fleet-*"))
+    dag_id = done.stdout.split("DAG ", 1)[1].split(":", 1)[0]
+    demo_stream = Settings(key_prefix="windags-demo").keys.results(dag_id)
+    assert client.xlen(demo_stream) >= 14
+    assert 0 < client.ttl(demo_stream) <= 3600
+    assert not client.exists(Settings().keys.results(dag_id))
+    nodes = [n["node_id"] for n in json.loads(_sample_text())]
+    positions = [done.stdout.index(f"│ {node} ") for node in nodes]
+    assert positions == sorted(positions)
+    client.delete(demo_stream)
+    client.close()
+
+
+def _sample_text() -> str:
+    return (ROOT / "workers" / "samples" / "dag" / "migration_dag.json").read_text()
