@@ -7,8 +7,14 @@ PY ?= $(VENV)/bin/python
 $(VENV)/bin/python:
 	python3 -m venv $(VENV)
 
-install: $(VENV)/bin/python
-	$(PY) -m pip install --quiet -e '.[dev]'
+# Installs once, with pip's progress shown, and again only when pyproject.toml changes:
+# the stamp file is newer than pyproject.toml after a successful install.
+$(VENV)/.installed: pyproject.toml | $(VENV)/bin/python
+	@echo "installing windags-evaluator and its dependencies into $(VENV) (the first time takes a few minutes)"
+	$(PY) -m pip install --progress-bar on -e '.[dev]'
+	@touch $@
+
+install: $(VENV)/.installed
 
 demo: install
 	$(PY) -m workers.local.cli demo
