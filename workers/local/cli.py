@@ -150,7 +150,10 @@ def fleet() -> None:
             if running.private is not None:
                 typer.echo(f"no Redis at {settings.redis_url}; started a private one")
             running.wait_ready()
-            typer.echo(f"fleet ready on {running.redis_url}. Ctrl-C stops.")
+            typer.echo(
+                f"fleet ready on {running.redis_url}; logs in {running.log_dir} (removed on "
+                "exit unless a worker failed). Ctrl-C stops."
+            )
             while True:
                 time.sleep(1)
     except FleetError as exc:

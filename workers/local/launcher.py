@@ -225,7 +225,9 @@ class LocalFleet:
 
         A folder per fleet would pile up in /tmp; a failed worker's logs stay (stderr says where).
         """
-        failed = self.supervisor is not None and sum(self.supervisor.restarts.values()) > 0
+        failed = any(
+            p.poll() is not None and q not in self._down_on_purpose for q, p in self.workers.items()
+        ) or bool(self.supervisor and sum(self.supervisor.restarts.values()))
         if self.supervisor is not None:
             self.supervisor.stop()
         self._down_on_purpose.update(self.workers)
