@@ -21,9 +21,13 @@ the Wall's partial band fails on the critical path), or when it passes Stage 1, 
 escalated and the Ceiling (built-in judge) scores any dimension below 0.8. Nothing else
 counts; a good output flagged by Stage 1 or the Ceiling is a false alarm, reported
 apart. Every policy keeps Stage 1 and its short circuit: Stage 2 never runs on a node
-Stage 1 rejected. Policies: (a) ours = ``decide_escalation``; (b) always = every node
-that passed Stage 1; (c) never; (d) random = as many Stage-1 passes as ours escalated,
-chosen at random (averaged over draws). Figures are averaged over ``--seeds`` seeds.
+Stage 1 rejected. Policies: (a) learned = ``decide_escalation`` with the calibration it
+learns from outcomes fed back as the simulation runs (``bench.economics_learning``);
+(b) cold_start = ``decide_escalation`` with the seed's prior only; (c) always = every
+node that passed Stage 1; (d) never; (e) random = as many Stage-1 passes as cold_start
+escalated, chosen at random (averaged over draws); (f) oracle = knows which outputs are
+defective and escalates exactly the defective Stage-1 passes (the bound no router can
+beat). Figures are averaged over ``--seeds`` seeds.
 
 "Waste averted": the downstream waste (downstream cost x cascade probability, uncapped)
 of each defect that only Stage 2 caught; net = averted - Stage 2 spend. That is what the
@@ -41,8 +45,10 @@ from statistics import fmean
 from typing import Any
 
 from bench import common
+from bench import economics_learning as learning
 from bench.corpus import load
 from bench.review_corpus import Verdicts, item_request, judge_item
+from schemas.request import ReviewRequest
 from schemas.result import Stage1Result
 from workers.evaluate import decide_escalation, run_stage1
 from workers.judges.builtin import BuiltinJudge
@@ -51,7 +57,7 @@ from workers.settings import Settings
 STAGES = (("novice", 0.2, 1.5), ("journeyman", 0.3, 1.2), ("expert", 0.5, 1.0))
 BREAKERS = (("closed", 0.85, 1.0), ("half_open", 0.10, 1.5), ("open", 0.05, 2.0))
 FLAG_RATES = {"final_deliverable": 0.04, "feeds_human_gate": 0.03, "irreversible": 0.02}
-POLICIES = ("ours", "always", "never", "random")
+POLICIES = ("learned", "cold_start", "always", "never", "random", "oracle")
 RANDOM_DRAWS = 5
 
 
@@ -67,6 +73,8 @@ class Node:
     stage2_cost: float
     #: What this output would spoil downstream if bad: downstream cost x cascade probability.
     waste: float
+    request: ReviewRequest
+    stage1: Stage1Result
 
 
 def _pick(rng: random.Random, table: Sequence[tuple[str, float, float]]) -> tuple[str, float]:
@@ -124,9 +132,8 @@ class Simulation:
             "flags": {f: rng.random() < p for f, p in FLAG_RATES.items()},
         }
         stage1 = self.stage1(item, obj)
-        decision = decide_escalation(
-            item_request(item, **obj), stage2_price=self.price, stage1=stage1
-        )
+        request = item_request(item, **obj)
+        decision = decide_escalation(request, stage2_price=self.price, stage1=stage1)
         return Node(
             defective=defective,
             stage1_passed=stage1.passed,
@@ -135,6 +142,8 @@ class Simulation:
             decided=decision.reason.value != "none",
             stage2_cost=decision.stage2_cost,
             waste=decision.raw_downstream_waste,
+            request=request,
+            stage1=stage1,
         )
 
 
@@ -156,10 +165,15 @@ def _outcome(nodes: list[Node], escalated: list[bool]) -> dict[str, float]:
         for n, e in zip(nodes, escalated, strict=True)
         if n.defective and n.stage1_passed and e and n.ceiling_flags
     )
+    # Hard-rule escalations (human gate, final deliverable, irreversible) are not the
+    # router's choice: net_economic is the net of the escalations it chose on economics.
+    hard = [any(n.request.flags.model_dump().values()) for n in nodes]
+    chosen = [e and not h for e, h in zip(escalated, hard, strict=True)]
     return {
         "stage2_spend_usd": spend,
         "waste_averted_usd": averted,
         "net_usd": averted - spend,
+        "net_economic_usd": _outcome_net(nodes, chosen),
         "escalated": sum(escalated),
         "escalation_rate": sum(escalated) / len(nodes),
         "defects_caught": caught,
@@ -167,11 +181,18 @@ def _outcome(nodes: list[Node], escalated: list[bool]) -> dict[str, float]:
     }
 
 
+def _outcome_net(nodes: list[Node], escalated: list[bool]) -> float:
+    pairs = [n for n, e in zip(nodes, escalated, strict=True) if e]
+    averted = sum(n.waste for n in pairs if n.defective and n.stage1_passed and n.ceiling_flags)
+    return averted - sum(n.stage2_cost for n in pairs)
+
+
 def simulate(sim: Simulation, seed: int, nodes: int) -> dict[str, Any]:
     """One seed: every policy on the same nodes."""
     rng = random.Random(seed)
     drawn = [sim.node(rng, i) for i in range(nodes)]
     ours = [n.escalate for n in drawn]
+    learned, _, final = learning.learned_run(sim, drawn)
     passed = [i for i, n in enumerate(drawn) if n.stage1_passed]
     k = min(sum(ours), len(passed))
     randoms = []
@@ -183,7 +204,10 @@ def simulate(sim: Simulation, seed: int, nodes: int) -> dict[str, Any]:
         "nodes": nodes,
         "defective": sum(n.defective for n in drawn),
         "router_decided_rate": sum(n.decided for n in drawn) / nodes,
-        "ours": _outcome(drawn, ours),
+        "learned": _outcome(drawn, learned),
+        "learned_final_model": final.version if final is not None else None,
+        "cold_start": _outcome(drawn, ours),
+        "oracle": _outcome(drawn, [n.defective and n.stage1_passed for n in drawn]),
         "always": _outcome(drawn, [n.stage1_passed for n in drawn]),
         "never": _outcome(drawn, [False] * nodes),
         "random": random_mean,
@@ -222,35 +246,32 @@ def plot(summary: dict[str, dict[str, float]], path: Path) -> None:
     plt.close(fig)
 
 
-def run(
-    seeds: int = 5,
-    nodes: int = 2000,
-    *,
-    corpus: Path = common.CORPUS_PATH,
-    out_dir: Path | None = None,
-) -> dict[str, Any]:
-    """Simulate, print the table, write ``economics.json`` and ``economics.png``."""
-    sim = Simulation(load(corpus))
-    runs = [simulate(sim, 1000 + s, nodes) for s in range(seeds)]
-    keys = (
-        "stage2_spend_usd",
-        "waste_averted_usd",
-        "net_usd",
-        "escalated",
-        "escalation_rate",
-        "defects_caught",
-        "false_alarms",
-    )
-    summary = {p: {k: round(_mean(runs, p, k), 4) for k in keys} for p in POLICIES}
-    always = summary["always"]
-    ours = summary["ours"]
-    spend_ratio = (
-        ours["stage2_spend_usd"] / always["stage2_spend_usd"] if always["stage2_spend_usd"] else 0.0
-    )
-    catch_ratio = (
-        ours["defects_caught"] / always["defects_caught"] if always["defects_caught"] else 0.0
-    )
-    defective = fmean(r["defective"] for r in runs)
+KEYS = (
+    "stage2_spend_usd",
+    "waste_averted_usd",
+    "net_usd",
+    "net_economic_usd",
+    "escalated",
+    "escalation_rate",
+    "defects_caught",
+    "false_alarms",
+)
+
+
+def _ratios(policy: dict[str, float], always: dict[str, float]) -> dict[str, float]:
+    """A policy against always-Stage-2: spend, waste averted and defects caught."""
+
+    def ratio(key: str) -> float:
+        return round(policy[key] / always[key], 4) if always[key] else 0.0
+
+    return {
+        "spend_ratio": ratio("stage2_spend_usd"),
+        "averted_ratio": ratio("waste_averted_usd"),
+        "catch_ratio": ratio("defects_caught"),
+    }
+
+
+def _print_table(summary: dict[str, dict[str, float]], defective: float) -> None:
     rows = [
         [
             p,
@@ -261,17 +282,72 @@ def run(
             summary[p]["false_alarms"],
             summary[p]["waste_averted_usd"],
             summary[p]["net_usd"],
+            summary[p]["net_economic_usd"],
         ]
-        for p in POLICIES
+        for p in summary
     ]
     headers = ["policy", "spend_usd", "esc_rate", "caught", "of_defects", "false_alarms"]
-    print(common.table([*headers, "averted_usd", "net_usd"], rows))
+    print(common.table([*headers, "averted_usd", "net_usd", "net_economic"], rows))
+
+
+def _learning(sim: Simulation, seeds: int, nodes: int) -> dict[str, Any]:
+    """Learning curve and calibration on held-out simulated nodes (seed 9000)."""
+    rng = random.Random(9000)
+    held_out = [sim.node(rng, i) for i in range(nodes)]
+    rows = learning.training_stream(sim, 5000, max(learning.CURVE))
+    models = learning.curve_models(rows)
+    curve = learning.summarise_curve(_outcome, sim, held_out, models)
+    always = _outcome(held_out, [n.stage1_passed for n in held_out])
+    return {
+        "held_out_seed": 9000,
+        "training_seed": 5000,
+        "calibration": learning.calibration_scores(sim, held_out, models),
+        "curve": {
+            name: {**{k: round(float(v), 4) for k, v in fig.items()}, **_ratios(fig, always)}
+            for name, fig in curve.items()
+        },
+    }
+
+
+def run(
+    seeds: int = 5,
+    nodes: int = 2000,
+    *,
+    corpus: Path = common.CORPUS_PATH,
+    out_dir: Path | None = None,
+) -> dict[str, Any]:
+    """Simulate, print the table, write ``economics.json`` and ``economics.png``."""
+    sim = Simulation(load(corpus))
+    runs = [simulate(sim, 1000 + s, nodes) for s in range(seeds)]
+    summary = {p: {k: round(_mean(runs, p, k), 4) for k in KEYS} for p in POLICIES}
+    always = summary["always"]
+    ratios = {p: _ratios(summary[p], always) for p in ("learned", "cold_start", "oracle")}
+    defective = fmean(r["defective"] for r in runs)
+    _print_table(summary, defective)
+    learned = ratios["learned"]
+    met = {
+        "averted_ratio_min_0.9": learned["averted_ratio"] >= 0.9,
+        "spend_ratio_max_0.25": learned["spend_ratio"] <= 0.25,
+        "net_positive": summary["learned"]["net_usd"] > 0,
+    }
     print(
-        f"nodes/seed {nodes}, seeds {seeds}, defective/seed {defective:.1f}; ours spends "
-        f"{spend_ratio:.1%} of always-Stage-2 (goal <= 25%) and catches {catch_ratio:.1%} of "
-        f"what it catches (goal >= 95%); escalation rate {ours['escalation_rate']:.1%} "
-        "(seed: 15-20%)"
+        f"nodes/seed {nodes}, seeds {seeds}, defective/seed {defective:.1f}; vs always-Stage-2: "
+        + "; ".join(
+            f"{p} spend {r['spend_ratio']:.1%}, averted {r['averted_ratio']:.1%}, "
+            f"caught {r['catch_ratio']:.1%}"
+            for p, r in ratios.items()
+        )
     )
+    print(f"targets (learned): {met}; escalation rate {summary['learned']['escalation_rate']:.1%}")
+    extra = _learning(sim, seeds, nodes)
+    for name, fig in extra["curve"].items():
+        cal = extra["calibration"][name]
+        print(
+            f"  {name}: spend {fig['spend_ratio']:.1%}, averted {fig['averted_ratio']:.1%}, "
+            f"net ${fig['net_usd']:.3f} (economic ${fig['net_economic_usd']:.3f}), "
+            f"esc {fig['escalation_rate']:.1%}; "
+            f"Brier {cal['brier']:.4f}, ECE {cal['ece']:.4f} (held out, n={cal['n']})"
+        )
     out = out_dir or common.RESULTS_DIR
     png = out / "economics.png"
     plot(summary, png)
@@ -281,11 +357,13 @@ def run(
         "defective_per_seed": round(defective, 2),
         "router_decided_rate": round(fmean(r["router_decided_rate"] for r in runs), 4),
         "policies": summary,
-        "spend_ratio_ours_over_always": round(spend_ratio, 4),
-        "catch_ratio_ours_over_always": round(catch_ratio, 4),
+        "ratios_over_always": ratios,
+        "targets_met": met,
+        "learning": extra,
         "goals": {
             "spend_ratio_max": 0.25,
-            "catch_ratio_min": 0.95,
+            "averted_ratio_min": 0.9,
+            "net_usd_min": 0.0,
             "escalation_rate": [0.15, 0.20],
         },
         "plot": str(png),

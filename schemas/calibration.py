@@ -79,3 +79,7 @@ class CalibrationModel(WireModel):
     """Bad outputs Stage 2 reviewed and caught."""
     misses: Count = 0
     """Bad outputs Stage 2 reviewed and passed."""
+    catch_bias: float = 0.0
+    """Intercept of the map from evidence to P(Stage 2 catches | fail)."""
+    catch_weights: dict[str, float] = Field(default_factory=dict)
+    """Weights of that map; empty until Stage 2 has ``min_outcomes // 10`` graded reviews."""

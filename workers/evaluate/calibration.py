@@ -104,10 +104,17 @@ def skill_success(model: CalibrationModel | None, skill_id: str, claimed: float)
     return (a * claimed + record.successes) / (a + n)
 
 
-def catch_rate(model: CalibrationModel | None) -> float:
-    """P(Stage 2 catches | fail): 1.0 (the seed's assumption) shrunk toward the record."""
+def catch_rate(model: CalibrationModel | None, feats: dict[str, float] | None = None) -> float:
+    """P(Stage 2 catches | fail): 1.0 (the seed's assumption) shrunk toward the record.
+
+    With enough graded reviews the rate depends on the evidence too: what the Wall
+    already flagged is not always what the Ceiling catches.
+    """
     if model is None:
         return 1.0
+    if feats is not None and model.catch_weights:
+        z = model.catch_bias + sum(model.catch_weights.get(k, 0.0) * v for k, v in feats.items())
+        return _sigmoid(z)
     return (model.catches + CATCH_PSEUDO) / (model.catches + model.misses + CATCH_PSEUDO)
 
 
@@ -125,7 +132,7 @@ def posterior(
     feats = features(min(1.0, adjusted), evidence_of(request, stage1))
     terms = {k: round(model.weights.get(k, 0.0) * v, 6) for k, v in feats.items()}
     probability = _sigmoid(model.bias + sum(terms.values()))
-    return Posterior(prior, success, terms, probability, catch_rate(model), model.version)
+    return Posterior(prior, success, terms, probability, catch_rate(model, feats), model.version)
 
 
 def predict(model: CalibrationModel, prior: float, evidence: Evidence) -> float:
@@ -155,6 +162,16 @@ def fit(
     if len(outcomes) >= min_outcomes:
         rows = [(features(o.prior, o.evidence), 1.0 if o.failed else 0.0) for o in outcomes]
         bias, weights = _gradient_descent(rows, steps=steps, rate=rate, l2=l2)
+    graded = [
+        (features(o.prior, o.evidence), 1.0 if o.stage2_caught else 0.0)
+        for o in outcomes
+        if o.stage2_caught is not None
+    ]
+    catch_bias, catch_weights = 0.0, dict[str, float]()
+    if graded and len(graded) >= max(1, min_outcomes // 10):
+        catch_bias, catch_weights = _gradient_descent(
+            graded, steps=steps, rate=rate, l2=l2, prior_weight=0.0
+        )
     return CalibrationModel(
         version=version,
         outcomes=len(outcomes),
@@ -165,15 +182,22 @@ def fit(
         weights=weights,
         catches=sum(1 for o in outcomes if o.stage2_caught is True),
         misses=sum(1 for o in outcomes if o.failed and o.stage2_caught is False),
+        catch_bias=catch_bias,
+        catch_weights=catch_weights,
     )
 
 
 def _gradient_descent(
-    rows: list[tuple[dict[str, float], float]], *, steps: int, rate: float, l2: float
+    rows: list[tuple[dict[str, float], float]],
+    *,
+    steps: int,
+    rate: float,
+    l2: float,
+    prior_weight: float = 1.0,
 ) -> tuple[float, dict[str, float]]:
-    """Full-batch logistic regression; the prior's weight starts at 1 (trust the seed)."""
+    """Full-batch logistic regression; the failure map starts at the prior (trust the seed)."""
     names = sorted({k for feats, _ in rows for k in feats})
-    weights = {k: 1.0 if k == "prior_logit" else 0.0 for k in names}
+    weights = {k: prior_weight if k == "prior_logit" else 0.0 for k in names}
     bias, n = 0.0, float(len(rows))
     for _ in range(steps):
         grad = dict.fromkeys(names, 0.0)

@@ -1,0 +1,150 @@
+"""The learned router inside the economics simulation: outcomes fed back as nodes are reviewed.
+
+Each seed is a fresh deployment: the learned router starts from the seed's prior (no
+model) and, as nodes are reviewed, every node that passed Stage 1 becomes a labelled
+outcome (its true defectiveness, as a downstream consumer would report it, and, when
+Stage 2 reviewed a defective one, whether it caught it). The model is refitted every
+``REFIT_EVERY`` outcomes by the same ``fit`` the refit task runs, and the router prices
+each next node with the latest model. Only Stage 1 passes are outcomes: the router only
+ever prices those (a Stage 1 rejection short-circuits the Ceiling).
+
+Calibration is scored on held-out simulated nodes (a seed the router never learned
+from): Brier score and ECE of P(fail) against defectiveness, prior vs learned, and the
+learning curve of models snapshotted after 100, 500 and 2000 outcomes.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
+
+from schemas.calibration import CalibrationModel, TrainingOutcome
+from workers.evaluate import decide_escalation
+from workers.evaluate.calibration import brier, ece, evidence_of, fit, seed_prior
+from workers.settings import Settings
+
+if TYPE_CHECKING:
+    from bench.economics import Node, Simulation
+
+REFIT_EVERY = 100
+CURVE = (100, 500, 2000)
+
+
+def _settings() -> tuple[int, float]:
+    settings = Settings()
+    return settings.calibration_min_outcomes, settings.calibration_pseudo_count
+
+
+def outcome_of(node: Node, escalated: bool) -> TrainingOutcome:
+    """What the outcome store would hold for ``node`` once its truth is known."""
+    request = node.request
+    return TrainingOutcome(
+        skill_id=request.skill.id,
+        claimed_success_rate=request.skill.success_rate,
+        prior=min(1.0, seed_prior(request.skill.success_rate, request)),
+        evidence=evidence_of(request, node.stage1),
+        failed=node.defective,
+        stage2_caught=node.ceiling_flags if escalated and node.defective else None,
+    )
+
+
+def _refit(rows: list[TrainingOutcome]) -> CalibrationModel:
+    least, pseudo = _settings()
+    return fit(rows, version=f"v{len(rows) // REFIT_EVERY}-n{len(rows)}", min_outcomes=least,
+               pseudo_count=pseudo)  # fmt: skip
+
+
+def learned_run(
+    sim: Simulation, nodes: Sequence[Node]
+) -> tuple[list[bool], list[TrainingOutcome], CalibrationModel | None]:
+    """The learned router's decisions on ``nodes`` in order, learning as it goes."""
+    model: CalibrationModel | None = None
+    rows: list[TrainingOutcome] = []
+    escalated: list[bool] = []
+    for node in nodes:
+        decision = decide_escalation(
+            node.request, stage2_price=sim.price, stage1=node.stage1, calibration=model
+        )
+        escalated.append(decision.escalate)
+        if node.stage1_passed:
+            rows.append(outcome_of(node, decision.escalate))
+            if len(rows) % REFIT_EVERY == 0:
+                model = _refit(rows)
+    return escalated, rows, model
+
+
+def training_stream(sim: Simulation, seed: int, wanted: int) -> list[TrainingOutcome]:
+    """``wanted`` outcomes from a fresh stream of nodes, labelled as the learned router runs."""
+    import random
+
+    rng = random.Random(seed)
+    rows: list[TrainingOutcome] = []
+    model: CalibrationModel | None = None
+    index = 0
+    while len(rows) < wanted:
+        node = sim.node(rng, index)
+        index += 1
+        if not node.stage1_passed:
+            continue
+        decision = decide_escalation(
+            node.request, stage2_price=sim.price, stage1=node.stage1, calibration=model
+        )
+        rows.append(outcome_of(node, decision.escalate))
+        if len(rows) % REFIT_EVERY == 0:
+            model = _refit(rows)
+    return rows
+
+
+def _p_fail(sim: Simulation, node: Node, model: CalibrationModel | None) -> float:
+    return decide_escalation(
+        node.request, stage2_price=sim.price, stage1=node.stage1, calibration=model
+    ).failure_probability
+
+
+def calibration_scores(
+    sim: Simulation, held_out: Sequence[Node], models: dict[str, CalibrationModel | None]
+) -> dict[str, dict[str, float]]:
+    """Brier and ECE of each model's P(fail) on the held-out Stage 1 passes."""
+    passes = [n for n in held_out if n.stage1_passed]
+    failed = [n.defective for n in passes]
+    scores = {}
+    for name, model in models.items():
+        probabilities = [_p_fail(sim, n, model) for n in passes]
+        scores[name] = {
+            "brier": round(brier(probabilities, failed), 5),
+            "ece": round(ece(probabilities, failed), 5),
+            "n": len(passes),
+        }
+    return scores
+
+
+def curve_models(rows: list[TrainingOutcome]) -> dict[str, CalibrationModel | None]:
+    """The prior and models fitted on the first 100, 500 and 2000 outcomes."""
+    models: dict[str, CalibrationModel | None] = {"prior": None}
+    for n in CURVE:
+        if len(rows) >= n:
+            models[f"learned@{n}"] = _refit(rows[:n])
+    return models
+
+
+def decisions_with(
+    sim: Simulation, nodes: Sequence[Node], model: CalibrationModel | None
+) -> list[bool]:
+    """A fixed model's decisions on ``nodes`` (no learning): for the learning curve."""
+    return [
+        decide_escalation(
+            n.request, stage2_price=sim.price, stage1=n.stage1, calibration=model
+        ).escalate
+        for n in nodes
+    ]
+
+
+def summarise_curve(
+    outcome: Any,
+    sim: Simulation,
+    held_out: Sequence[Node],
+    models: dict[str, CalibrationModel | None],
+) -> dict[str, dict[str, float]]:
+    """Policy figures (via ``outcome``) of each snapshot model on the held-out nodes."""
+    return {name: outcome(list(held_out), decisions_with(sim, held_out, model))
+            for name, model in models.items()}  # fmt: skip
