@@ -75,6 +75,12 @@ def run_demo(
         title = f"DAG {dag_id}: {len(nodes)} nodes, in DAG order"
         print_report(console, entries, title=title, took_s=time.monotonic() - started)
         waiting = sum(1 for e in entries if isinstance(e, ReviewResult) and needs_human(e))
+        if fleet.private is None:  # a private Redis goes away with the fleet
+            console.print(
+                f"[dim]these results stay in Redis for {DEMO_TTL_S // 60} minutes under the key "
+                f"prefix {settings.key_prefix}; to see them again: WINDAGS_KEY_PREFIX="
+                f"{settings.key_prefix} windags-eval watch {dag_id} --from-start[/dim]"
+            )
         try:
             if ui_port is None:
                 _how_to_review(console, waiting)
