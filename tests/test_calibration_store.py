@@ -3,19 +3,23 @@
 from __future__ import annotations
 
 import logging
+import random
 import uuid
 from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 import redis
 
-from schemas.calibration import CalibrationModel
+from schemas.calibration import CalibrationModel, Evidence, TrainingOutcome
 from schemas.human import LabelledOutcome, OutcomeSource, StageOneView
 from schemas.result import Decision
 from tests.infrastructure import require_redis
+from workers.evaluate.calibration import brier
 from workers.human.outcomes import OutcomeStore
 from workers.keys import Keys
 from workers.learning.refit import refit, training_outcomes
+from workers.learning.report import describe, holdout_scores, plot_reliability
 from workers.learning.store import CalibrationStore
 
 
@@ -109,3 +113,22 @@ def test_refit_reads_outcomes_grades_stage2_by_others_and_versions_the_model(
     assert first.skills["sk"].failures == 2
     assert refit(outcomes, store, min_outcomes=200, pseudo_count=20.0).version == "v2-n3"
     assert (m := store.current()) is not None and m.version == "v2-n3"
+
+
+def test_the_report_scores_out_of_sample_and_draws_a_reliability_png(tmp_path: Path) -> None:
+    rng = random.Random(3)
+    rows = []
+    for _ in range(400):
+        grade = rng.uniform(0.6, 1.0)
+        rows.append(
+            TrainingOutcome(
+                skill_id="sk", claimed_success_rate=0.9, prior=0.1,
+                evidence=Evidence(wall_grade=grade), failed=rng.random() < 1.5 * (1.0 - grade),
+            )
+        )  # fmt: skip
+    scores = holdout_scores(rows, min_outcomes=200, pseudo_count=20.0)
+    assert set(scores) == {"prior", "learned"} and len(scores["prior"][0]) == 100
+    assert brier(*scores["learned"]) < brier(*scores["prior"])
+    plot_reliability(scores, tmp_path / "r.png")
+    assert (tmp_path / "r.png").read_bytes()[:4] == b"\x89PNG"
+    assert describe(None) == ["no calibration model: the router uses the seed's prior"]
