@@ -27,7 +27,10 @@ learns from outcomes fed back as the simulation runs (``bench.economics_learning
 node that passed Stage 1; (d) never; (e) random = as many Stage-1 passes as cold_start
 escalated, chosen at random (averaged over draws); (f) oracle = knows which outputs are
 defective and escalates exactly the defective Stage-1 passes (the bound no router can
-beat). Figures are averaged over ``--seeds`` seeds.
+beat); (g) rate_oracle = knows each node's true failure rate (not its outcome), runs the
+hard rules, then escalates Stage-1 passes by true rate x waste until it has spent 25% of
+what always spends: the best any router working from failure rates can do on that
+budget. Figures are averaged over ``--seeds`` seeds.
 
 "Waste averted": the downstream waste (downstream cost x cascade probability, uncapped)
 of each defect that only Stage 2 caught; net = averted - Stage 2 spend. That is what the
@@ -57,7 +60,9 @@ from workers.settings import Settings
 STAGES = (("novice", 0.2, 1.5), ("journeyman", 0.3, 1.2), ("expert", 0.5, 1.0))
 BREAKERS = (("closed", 0.85, 1.0), ("half_open", 0.10, 1.5), ("open", 0.05, 2.0))
 FLAG_RATES = {"final_deliverable": 0.04, "feeds_human_gate": 0.03, "irreversible": 0.02}
-POLICIES = ("learned", "cold_start", "always", "never", "random", "oracle")
+POLICIES = ("learned", "cold_start", "always", "never", "random", "oracle", "rate_oracle")
+#: The spend target, as a share of always-Stage-2's: the rate oracle's budget.
+SPEND_SHARE = 0.25
 RANDOM_DRAWS = 5
 
 
@@ -75,6 +80,8 @@ class Node:
     waste: float
     request: ReviewRequest
     stage1: Stage1Result
+    #: The node's true failure rate (the population model's, noise included): no router sees it.
+    true_fail: float = 0.0
 
 
 def _pick(rng: random.Random, table: Sequence[tuple[str, float, float]]) -> tuple[str, float]:
@@ -144,6 +151,7 @@ class Simulation:
             waste=decision.raw_downstream_waste,
             request=request,
             stage1=stage1,
+            true_fail=true_fail,
         )
 
 
@@ -208,6 +216,7 @@ def simulate(sim: Simulation, seed: int, nodes: int) -> dict[str, Any]:
         "learned_final_model": final.version if final is not None else None,
         "cold_start": _outcome(drawn, ours),
         "oracle": _outcome(drawn, [n.defective and n.stage1_passed for n in drawn]),
+        "rate_oracle": _outcome(drawn, learning.rate_oracle(drawn, SPEND_SHARE)),
         "always": _outcome(drawn, [n.stage1_passed for n in drawn]),
         "never": _outcome(drawn, [False] * nodes),
         "random": random_mean,
@@ -321,7 +330,9 @@ def run(
     runs = [simulate(sim, 1000 + s, nodes) for s in range(seeds)]
     summary = {p: {k: round(_mean(runs, p, k), 4) for k in KEYS} for p in POLICIES}
     always = summary["always"]
-    ratios = {p: _ratios(summary[p], always) for p in ("learned", "cold_start", "oracle")}
+    ratios = {
+        p: _ratios(summary[p], always) for p in ("learned", "cold_start", "oracle", "rate_oracle")
+    }
     defective = fmean(r["defective"] for r in runs)
     _print_table(summary, defective)
     learned = ratios["learned"]

@@ -148,3 +148,21 @@ def summarise_curve(
     """Policy figures (via ``outcome``) of each snapshot model on the held-out nodes."""
     return {name: outcome(list(held_out), decisions_with(sim, held_out, model))
             for name, model in models.items()}  # fmt: skip
+
+
+def rate_oracle(nodes: Sequence[Node], share: float) -> list[bool]:
+    """Hard rules, then Stage-1 passes by true failure rate x waste within ``share`` of always."""
+    budget = share * sum(n.stage2_cost for n in nodes if n.stage1_passed)
+    chosen = [n.stage1_passed and any(n.request.flags.model_dump().values()) for n in nodes]
+    spent = sum(n.stage2_cost for n, c in zip(nodes, chosen, strict=True) if c)
+    order = sorted(
+        (i for i, n in enumerate(nodes) if n.stage1_passed and not chosen[i]),
+        key=lambda i: nodes[i].true_fail * nodes[i].waste,
+        reverse=True,
+    )
+    for i in order:
+        if spent + nodes[i].stage2_cost > budget:
+            break
+        chosen[i] = True
+        spent += nodes[i].stage2_cost
+    return chosen
