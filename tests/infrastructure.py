@@ -5,7 +5,9 @@ from __future__ import annotations
 import os
 import shutil
 import time
+import uuid
 from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from typing import Any
 
 import pytest
@@ -94,3 +96,18 @@ def wait_until(check: Callable[[], bool], timeout_s: float = 60.0, every_s: floa
             return True
         time.sleep(every_s)
     return check()
+
+
+@contextmanager
+def scratch_redis(label: str) -> Iterator[tuple[redis.Redis, str]]:
+    """A client of the shared test Redis (db 15) and a fresh key prefix, deleted after."""
+    url = require_redis("redis://127.0.0.1:6379/15")
+    client = redis.Redis.from_url(url, socket_timeout=2)
+    prefix = f"test-{label}-{uuid.uuid4().hex[:12]}"
+    try:
+        yield client, prefix
+    finally:
+        found = list(client.scan_iter(match=f"{prefix}:*"))
+        if found:
+            client.delete(*found)
+        client.close()

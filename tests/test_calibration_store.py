@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import logging
 import random
-import uuid
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -14,7 +13,7 @@ import redis
 from schemas.calibration import CalibrationModel, Evidence, TrainingOutcome
 from schemas.human import LabelledOutcome, OutcomeSource, StageOneView
 from schemas.result import Decision
-from tests.infrastructure import require_redis
+from tests.infrastructure import scratch_redis
 from workers.evaluate.calibration import brier
 from workers.human.outcomes import OutcomeStore
 from workers.keys import Keys
@@ -24,20 +23,19 @@ from workers.learning.store import CalibrationStore
 
 
 @pytest.fixture
-def client() -> Iterator[redis.Redis]:
-    url = require_redis("redis://127.0.0.1:6379/15")
-    conn = redis.Redis.from_url(url, socket_timeout=2)
-    yield conn
-    conn.close()
+def scratch() -> Iterator[tuple[redis.Redis, str]]:
+    with scratch_redis("calibration") as found:
+        yield found
 
 
 @pytest.fixture
-def keys(client: redis.Redis) -> Iterator[Keys]:
-    name = f"test-calibration-{uuid.uuid4().hex[:12]}"
-    yield Keys(name)
-    found = list(client.scan_iter(match=f"{name}:*"))
-    if found:
-        client.delete(*found)
+def client(scratch: tuple[redis.Redis, str]) -> redis.Redis:
+    return scratch[0]
+
+
+@pytest.fixture
+def keys(scratch: tuple[redis.Redis, str]) -> Keys:
+    return Keys(scratch[1])
 
 
 def test_a_missing_model_is_the_prior_with_a_warning(

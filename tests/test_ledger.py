@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import uuid
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 
@@ -13,7 +12,7 @@ from pydantic import SecretStr
 from schemas.judging import JudgeTask, JudgeTier, TokenUsage
 from schemas.quality import Dimension
 from schemas.request import NodeOutput, OutputKind
-from tests.infrastructure import require_redis
+from tests.infrastructure import scratch_redis
 from workers.judges.anthropic_judge import AnthropicJudge
 from workers.judges.retry import RetryPolicy
 from workers.keys import Keys
@@ -23,20 +22,19 @@ from workers.testing.messages_api.server import Reply, running_server
 
 
 @pytest.fixture
-def client() -> Iterator[redis.Redis]:
-    url = require_redis("redis://127.0.0.1:6379/15")
-    conn = redis.Redis.from_url(url, socket_timeout=2)
-    yield conn
-    conn.close()
+def scratch() -> Iterator[tuple[redis.Redis, str]]:
+    with scratch_redis("ledger") as found:
+        yield found
 
 
 @pytest.fixture
-def prefix(client: redis.Redis) -> Iterator[str]:
-    name = f"test-ledger-{uuid.uuid4().hex[:12]}"
-    yield name
-    keys = list(client.scan_iter(match=f"{name}:*"))
-    if keys:
-        client.delete(*keys)
+def client(scratch: tuple[redis.Redis, str]) -> redis.Redis:
+    return scratch[0]
+
+
+@pytest.fixture
+def prefix(scratch: tuple[redis.Redis, str]) -> str:
+    return scratch[1]
 
 
 @pytest.fixture
