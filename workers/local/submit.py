@@ -87,7 +87,7 @@ def submit_requests(settings: Settings, requests: list[ReviewRequest]) -> Submit
     client = ReviewClient(settings)
     checker = redis_client(settings, max_connections=1)
     try:
-        done = [k for k in (r.review_key for r in requests) if _published(checker, settings, k)]
+        done = _published(checker, settings, [r.review_key for r in requests])
         fresh = [r for r in requests if r.review_key not in done]
         return Submitted(client.submit_many(fresh) if fresh else [], done)
     finally:
@@ -95,8 +95,13 @@ def submit_requests(settings: Settings, requests: list[ReviewRequest]) -> Submit
         client.close()
 
 
-def _published(client: redis.Redis, settings: Settings, review_key: str) -> bool:
+def _published(client: redis.Redis, settings: Settings, review_keys: list[str]) -> list[str]:
+    """The review keys whose result is already on their stream (one round trip)."""
+    pipe = client.pipeline(transaction=False)
+    for key in review_keys:
+        pipe.exists(settings.keys.published(key))
     try:
-        return bool(client.exists(settings.keys.published(review_key)))
+        found = pipe.execute()
     except (redis.RedisError, OSError) as exc:
-        raise BrokerUnavailableError(f"redis at {settings.redis_url}: {exc}") from exc
+        raise BrokerUnavailableError(f"broker at {settings.redis_url} unavailable: {exc}") from exc
+    return [key for key, exists in zip(review_keys, found, strict=True) if exists]
