@@ -20,10 +20,12 @@ from typing import Any
 import sqlglot
 import sqlglot.errors
 from sqlglot import exp
-from sqlglot.tokenizer_core import TokenType
-from sqlglot.tokens import Tokenizer
+from sqlglot.dialects.dialect import Dialect
+from sqlglot.tokenizer_core import Token, TokenType
 
 _CACHE_SIZE = 64
+#: sqlglot's default dialect, the one ``sqlglot.parse`` reads with.
+_DIALECT = Dialect.get_or_raise(None)
 #: ``warnings.catch_warnings`` swaps process-wide state: one thread at a time (threads pool).
 _QUIET_LOCK = threading.Lock()
 
@@ -101,7 +103,9 @@ def json_document(content: str) -> Any:
 def sql_statements(content: str) -> tuple[exp.Expr, ...] | ParseFailure:
     """The statements, parsed strictly (any error is a failure), or a ``ParseFailure``."""
     try:
-        parsed = sqlglot.parse(content, error_level=sqlglot.ErrorLevel.RAISE)
+        # Tokenize once: the parser and the cut-off check read the same tokens.
+        tokens = _DIALECT.tokenize(content)
+        parsed = _DIALECT.parser(error_level=sqlglot.ErrorLevel.RAISE).parse(tokens, content)
     except sqlglot.errors.SqlglotError as exc:
         text = str(exc)
         return ParseFailure(text.splitlines()[0][:300] if text else type(exc).__name__)
@@ -112,7 +116,7 @@ def sql_statements(content: str) -> tuple[exp.Expr, ...] | ParseFailure:
     statements = tuple(s for s in parsed if s is not None)
     if not statements:
         return ParseFailure("no SQL statement found")
-    return _dangling_end(content) or statements
+    return _dangling_end(tokens) or statements
 
 
 #: Tokens a statement cannot end on. sqlglot's parser drops some of them silently
@@ -138,12 +142,8 @@ _DANGLING = frozenset(
 )
 
 
-def _dangling_end(content: str) -> ParseFailure | None:
+def _dangling_end(tokens: list[Token]) -> ParseFailure | None:
     """A statement that stops on a token no statement can end with, else None."""
-    try:
-        tokens = Tokenizer().tokenize(content)
-    except sqlglot.errors.SqlglotError:
-        return None
     last = None
     for token in [*tokens, None]:
         if token is None or token.token_type is TokenType.SEMICOLON:
