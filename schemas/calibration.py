@@ -47,6 +47,10 @@ class TrainingOutcome(WireModel):
     """Whether the output turned out bad (human, downstream or Stage 2 label)."""
     stage2_caught: bool | None = None
     """For a bad output Stage 2 reviewed: whether it caught it; else null."""
+    prior_scale: Annotated[float, Field(gt=0.0)] | None = None
+    """Stage factor x breaker penalty, so a fit can price the prior with the skill's
+    posterior success rate as the router does; null on records older than it (then
+    ``prior`` is used as is)."""
 
 
 class SkillRecord(WireModel):
@@ -56,6 +60,17 @@ class SkillRecord(WireModel):
     """Outcomes labelled good."""
     failures: Count = 0
     """Outcomes labelled bad."""
+    claimed: Unit | None = None
+    """The mean success rate callers claimed for the skill over those outcomes."""
+
+
+class EvaluatorRecord(WireModel):
+    """How often one evaluator's label agreed with the truth another source gave."""
+
+    agreed: Count = 0
+    """Labels on the same side of the pass bar as the truth."""
+    graded: Count = 0
+    """Labels that had a truth from someone else to be graded against."""
 
 
 class CalibrationModel(WireModel):
@@ -83,3 +98,6 @@ class CalibrationModel(WireModel):
     """Intercept of the map from evidence to P(Stage 2 catches | fail)."""
     catch_weights: dict[str, float] = Field(default_factory=dict)
     """Weights of that map; empty until Stage 2 has ``min_outcomes // 10`` graded reviews."""
+    evaluators: dict[str, EvaluatorRecord] = Field(default_factory=dict)
+    """Each evaluator's agreement with the truth: the historical reliability the conflict
+    rules read when a request does not carry one (``peer:<skill>`` for peer signals)."""

@@ -16,9 +16,10 @@ from typing import Annotated
 from pydantic import Field
 
 from schemas.base import Identifier, Unit, WireModel
+from schemas.calibration import Evidence
 from schemas.decisions import Confidence, Convergence, Decision, DecisionBasis, Feedback
 from schemas.quality import Dimension, QualityVector
-from schemas.request import ReviewRequest
+from schemas.request import BreakerState, ReviewRequest, SkillStage
 from schemas.result import ReviewResult
 
 #: A reviewer's identity as recorded: a login name, an e-mail, an upstream user id.
@@ -178,6 +179,14 @@ class StageOneView(WireModel):
     """Whether Stage 2 ran."""
     decision: Decision
     """The fleet's decision."""
+    claimed_success_rate: Unit | None = None
+    """The skill's success rate as the request claimed it (null on older records)."""
+    stage: SkillStage | None = None
+    """The skill's stage, a factor of the prior."""
+    breaker: BreakerState | None = None
+    """The skill's breaker state, a factor of the prior."""
+    evidence: Evidence | None = None
+    """Stage 1's evidence as the router's calibration map reads it."""
 
 
 class AttemptRecord(WireModel):
@@ -265,6 +274,8 @@ class OutcomeSource(StrEnum):
     HUMAN = "human"
     DOWNSTREAM = "downstream"
     STAGE2 = "stage2"
+    PEER = "peer"
+    """A peer evaluator's signal the request carried: graded for reliability, never truth."""
 
 
 class LabelledOutcome(WireModel):
@@ -273,7 +284,8 @@ class LabelledOutcome(WireModel):
     source: OutcomeSource
     """Human, downstream consumer, or Stage 2."""
     evaluator: str
-    """Who labelled: ``human:<reviewer>``, ``downstream:<node>``, ``stage2:<model>``."""
+    """Who labelled: ``human:<reviewer>``, ``downstream:<node>``, ``stage2:<model>``,
+    ``peer:<skill>``."""
     skill_id: Identifier
     """The skill whose output was labelled."""
     dag_id: Identifier

@@ -279,12 +279,15 @@ def test_outcomes_are_kept_per_skill_and_per_evaluator_bounded(deps: Deps) -> No
     got = [(o.source, o.evaluator, o.label) for o in outcomes.export(skill="sql-optimizer")]
     assert got == [
         (OutcomeSource.DOWNSTREAM, "downstream:request", 0.35),
+        (OutcomeSource.PEER, "peer:sql-optimizer", 0.85),  # graded for reliability (issue 15)
         (OutcomeSource.HUMAN, "human:dana", 0.5),
         (OutcomeSource.DOWNSTREAM, "downstream:exec-engine", 0.2),
     ]
     [human] = outcomes.export(evaluator="human:dana")
     assert human.action is VerdictAction.SEND_BACK and human.stage1 is not None
     assert human.stage1.decision is Decision.ESCALATE_HUMAN
+    # The prior's inputs as the router read them, so a refit fits on the router's features.
+    assert human.stage1.claimed_success_rate is not None and human.stage1.evidence is not None
 
     for n in range(2, 9):  # outcomes_kept=5: the oldest go
         deps.gate.report_downstream("o1", "sql-optimizer", 1, n / 10, reporter="exec-engine")

@@ -25,6 +25,8 @@ from schemas.stages import Stage1Result
 _EPS = 1e-4
 #: Pseudo-outcomes behind the cold-start catch rate of 1.0 (the seed assumes Stage 2 sees all).
 CATCH_PSEUDO = 2.0
+#: Graded labels an evaluator needs before its historical reliability is used.
+RELIABILITY_MIN_GRADED = 20
 
 
 @dataclass(frozen=True)
@@ -135,6 +137,48 @@ def posterior(
     return Posterior(prior, success, terms, probability, catch_rate(model, feats), model.version)
 
 
+def prior_under(model: CalibrationModel | None, outcome: TrainingOutcome) -> float:
+    """The prior the router prices ``outcome``'s node with under ``model`` (skill record in)."""
+    if outcome.prior_scale is None:
+        return outcome.prior
+    success = skill_success(model, outcome.skill_id, outcome.claimed_success_rate)
+    return min(1.0, (1.0 - success) * outcome.prior_scale)
+
+
+def historical_reliability(model: CalibrationModel | None, evaluator: str) -> float | None:
+    """An evaluator's share of labels that agreed with the truth.
+
+    None below ``RELIABILITY_MIN_GRADED`` graded labels: too few to overrule anyone.
+    """
+    record = model.evaluators.get(evaluator) if model is not None else None
+    if record is None or record.graded < RELIABILITY_MIN_GRADED:
+        return None
+    return round(record.agreed / record.graded, 4)
+
+
+def peer_evaluator(request: ReviewRequest) -> str:
+    """The name a request's peer signal is recorded under: per skill, as no peer is named."""
+    return f"peer:{request.skill.id}"
+
+
+def with_historical_reliability(
+    request: ReviewRequest, model: CalibrationModel | None
+) -> ReviewRequest:
+    """``request`` with its peer's historical reliability filled in from outcomes.
+
+    Only when it sent a peer signal and no reliability (the seed's conflict rule reads it)
+    and the record is long enough; unchanged otherwise.
+    """
+    signals = request.signals
+    if signals is None or signals.peer is None or signals.peer_reliability is not None:
+        return request
+    found = historical_reliability(model, peer_evaluator(request))
+    if found is None:
+        return request
+    updated = signals.model_copy(update={"peer_reliability": found})
+    return request.model_copy(update={"signals": updated})
+
+
 def predict(model: CalibrationModel, prior: float, evidence: Evidence) -> float:
     """The map's P(fail) from a prior and evidence (the prior alone below ``min_outcomes``)."""
     if model.outcomes < model.min_outcomes or not model.weights:
@@ -154,17 +198,22 @@ def fit(
     l2: float = 1e-3,
 ) -> CalibrationModel:
     """Fit skill records, Stage 2's catch rate and the logistic evidence map from outcomes."""
-    skills: dict[str, list[int]] = {}
+    skills: dict[str, list[float]] = {}
     for o in outcomes:
-        counts = skills.setdefault(o.skill_id, [0, 0])
+        counts = skills.setdefault(o.skill_id, [0, 0, 0.0])
         counts[1 if o.failed else 0] += 1
+        counts[2] += o.claimed_success_rate
+    priors = [_fit_prior(o, skills[o.skill_id], pseudo_count) for o in outcomes]
     bias, weights = 0.0, dict[str, float]()
     if len(outcomes) >= min_outcomes:
-        rows = [(features(o.prior, o.evidence), 1.0 if o.failed else 0.0) for o in outcomes]
+        rows = [
+            (features(p, o.evidence), 1.0 if o.failed else 0.0)
+            for p, o in zip(priors, outcomes, strict=True)
+        ]
         bias, weights = _gradient_descent(rows, steps=steps, rate=rate, l2=l2)
     graded = [
-        (features(o.prior, o.evidence), 1.0 if o.stage2_caught else 0.0)
-        for o in outcomes
+        (features(p, o.evidence), 1.0 if o.stage2_caught else 0.0)
+        for p, o in zip(priors, outcomes, strict=True)
         if o.stage2_caught is not None
     ]
     catch_bias, catch_weights = 0.0, dict[str, float]()
@@ -177,7 +226,10 @@ def fit(
         outcomes=len(outcomes),
         min_outcomes=min_outcomes,
         pseudo_count=pseudo_count,
-        skills={k: SkillRecord(successes=s, failures=f) for k, (s, f) in skills.items()},
+        skills={
+            k: SkillRecord(successes=int(s), failures=int(f), claimed=round(c / (s + f), 6))
+            for k, (s, f, c) in skills.items()
+        },
         bias=bias,
         weights=weights,
         catches=sum(1 for o in outcomes if o.stage2_caught is True),
@@ -185,6 +237,22 @@ def fit(
         catch_bias=catch_bias,
         catch_weights=catch_weights,
     )
+
+
+def _fit_prior(outcome: TrainingOutcome, counts: Sequence[float], pseudo_count: float) -> float:
+    """The prior the router would have priced ``outcome`` with.
+
+    The seed formula over the skill's Beta posterior success rate, the outcome itself left
+    out of the record: its own label must not leak into its feature.
+    """
+    if outcome.prior_scale is None:
+        return outcome.prior  # an older record: the prior as it was stored
+    successes = counts[0] - (0 if outcome.failed else 1)
+    failures = counts[1] - (1 if outcome.failed else 0)
+    claimed = outcome.claimed_success_rate
+    n = successes + failures
+    success = claimed if n <= 0 else (pseudo_count * claimed + successes) / (pseudo_count + n)
+    return min(1.0, (1.0 - success) * outcome.prior_scale)
 
 
 def _gradient_descent(

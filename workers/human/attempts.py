@@ -16,6 +16,7 @@ from pydantic import ValidationError
 from schemas.human import AttemptRecord, StageOneView, VerdictAction
 from schemas.request import ReviewRequest
 from schemas.result import ReviewResult
+from workers.evaluate.calibration import evidence_of
 from workers.keys import Keys
 
 # KEYS: the node's hash. ARGV: attempt, record JSON, ttl s, records kept.
@@ -33,14 +34,23 @@ return n
 """
 
 
-def stage_one_view(result: ReviewResult) -> StageOneView:
-    """What the fleet saw and decided, as an outcome's calibration needs it."""
+def stage_one_view(result: ReviewResult, request: ReviewRequest) -> StageOneView:
+    """What the fleet saw and decided, as an outcome's calibration needs it.
+
+    The prior's inputs and Stage 1's evidence are kept as the router read them, so a refit
+    fits on the same features the router prices with.
+    """
+    skill = request.skill
     return StageOneView(
         floor_passed=result.stage1.floor.passed,
         wall_grade=result.stage1.wall.grade,
         failure_probability=result.escalation.failure_probability,
         escalated=result.escalation.escalate,
         decision=result.decision,
+        claimed_success_rate=skill.success_rate,
+        stage=skill.stage,
+        breaker=skill.breaker,
+        evidence=evidence_of(request, result.stage1),
     )
 
 
@@ -54,14 +64,14 @@ class AttemptStore:
         self._ttl_s = ttl_s
         self._script = client.register_script(_RECORD)
 
-    def record(self, result: ReviewResult, skill_id: str) -> AttemptRecord:
+    def record(self, result: ReviewResult, request: ReviewRequest) -> AttemptRecord:
         """Remember a published result's score and what Stage 1 saw."""
         record = AttemptRecord(
             attempt=result.attempt,
-            skill_id=skill_id,
+            skill_id=request.skill.id,
             score=result.basis.score,
             dimension=result.basis.dimension,
-            stage1=stage_one_view(result),
+            stage1=stage_one_view(result, request),
         )
         self._write(result.dag_id, result.node_id, record)
         return record

@@ -15,6 +15,7 @@ import redis
 from schemas.human import AttemptRecord, OutcomeSource, ReviewItem
 from schemas.request import ReviewRequest
 from schemas.result import ReviewResult
+from workers.evaluate.calibration import peer_evaluator
 from workers.evaluate.human import needs_human, reasons_for_human
 from workers.human.attempts import AttemptStore, with_fleet_history
 from workers.human.outcomes import OutcomeStore, labelled, stage2_label, utc_now
@@ -39,7 +40,7 @@ class HumanGate:
     def after_publish(self, result: ReviewResult, request: ReviewRequest) -> bool:
         """Remember a newly published result; whether it entered the review queue."""
         earlier = self.attempts.records(result.dag_id, result.node_id, before=result.attempt)
-        record = self.attempts.record(result, request.skill.id)
+        record = self.attempts.record(result, request)
         self._label(result, request, record)
         if not needs_human(result):
             return False
@@ -80,6 +81,9 @@ class HumanGate:
         signals = request.signals
         if signals is not None and signals.downstream is not None:
             labels.append((OutcomeSource.DOWNSTREAM, "downstream:request", signals.downstream))
+        if signals is not None and signals.peer is not None:
+            # The request names no peer: its record is kept per skill it reviewed.
+            labels.append((OutcomeSource.PEER, peer_evaluator(request), signals.peer))
         for source, evaluator, label in labels:
             self.outcomes.record(
                 labelled(

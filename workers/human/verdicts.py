@@ -204,7 +204,7 @@ class VerdictDesk:
             skill_id=item.request.skill.id,
             score=item.result.basis.score,
             dimension=item.result.basis.dimension,
-            stage1=stage_one_view(item.result),
+            stage1=stage_one_view(item.result, item.request),
         )
         self._outcomes.record(
             labelled(

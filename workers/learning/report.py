@@ -9,16 +9,26 @@ older three quarters, so the figures are out of sample); writes a reliability di
 from __future__ import annotations
 
 import argparse
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from schemas.calibration import CalibrationModel, TrainingOutcome
 from workers.connections import redis_client
-from workers.evaluate.calibration import brier, catch_rate, ece, fit, predict, reliability
+from workers.evaluate.calibration import (
+    brier,
+    catch_rate,
+    ece,
+    fit,
+    historical_reliability,
+    predict,
+    prior_under,
+    reliability,
+    skill_success,
+)
 from workers.human.outcomes import OutcomeStore
 from workers.learning.refit import refit, training_outcomes
 from workers.learning.store import CalibrationStore
-from workers.settings import Settings
+from workers.settings import Settings, load_settings
 
 
 def holdout_scores(
@@ -31,7 +41,7 @@ def holdout_scores(
     failed = [r.failed for r in held]
     return {
         "prior": ([r.prior for r in held], failed),
-        "learned": ([predict(model, r.prior, r.evidence) for r in held], failed),
+        "learned": ([predict(model, prior_under(model, r), r.evidence) for r in held], failed),
     }
 
 
@@ -58,22 +68,77 @@ def plot_reliability(scores: dict[str, tuple[list[float], list[bool]]], path: Pa
 
 
 def describe(model: CalibrationModel | None) -> list[str]:
-    """The model's headline and per-skill records, as lines."""
+    """The model as lines: headline, skills, evidence map, evaluators' reliability."""
     if model is None:
         return ["no calibration model: the router uses the seed's prior"]
+    used = "used" if model.outcomes >= model.min_outcomes and model.weights else "not used yet"
     lines = [
-        f"model {model.version}: {model.outcomes} outcomes (map used from "
+        f"model {model.version}: {model.outcomes} outcomes (evidence map {used}: needs "
         f"{model.min_outcomes}), Stage 2 catch rate {catch_rate(model):.3f} "
-        f"({model.catches} caught, {model.misses} missed)"
+        f"({model.catches} caught, {model.misses} missed)",
+        f"skills (success rate: claimed -> Beta posterior, pseudo-count {model.pseudo_count:g}):",
     ]
-    a = model.pseudo_count
     for skill, record in sorted(model.skills.items()):
         n = record.successes + record.failures
+        claimed = record.claimed
+        moved = (
+            f"claimed {claimed:.3f} -> posterior {skill_success(model, skill, claimed):.3f}"
+            if claimed is not None
+            else "claimed rate not recorded"
+        )
         lines.append(
-            f"  {skill}: {n} outcomes, observed success {record.successes / n:.3f} "
-            f"(Beta pseudo-count {a:g} over the claimed rate)"
+            f"  {skill}: {n} outcomes, observed success {record.successes / n:.3f}; {moved}"
+        )
+    if model.weights:
+        terms = ", ".join(f"{k} {w:+.3f}" for k, w in sorted(model.weights.items()))
+        lines.append(f"evidence map: bias {model.bias:+.3f}; {terms}")
+    if model.evaluators:
+        lines.append("evaluators (historical reliability: labels that agreed with the truth):")
+    for evaluator, graded in sorted(model.evaluators.items()):
+        found = historical_reliability(model, evaluator)
+        shown = f"{found:.3f}" if found is not None else "too few to use"
+        lines.append(
+            f"  evaluator {evaluator}: agreed {graded.agreed}/{graded.graded}, reliability {shown}"
         )
     return lines
+
+
+def report(
+    settings: Settings, *, refit_first: bool, png: Path, echo: Callable[[str], None]
+) -> None:
+    """Print the calibration (after a refit with ``refit_first``), score it, draw the PNG.
+
+    Raises:
+        redis.RedisError: Redis did not answer (the callers word it for their operator).
+    """
+    client = redis_client(settings, max_connections=2)
+    try:
+        store = CalibrationStore(client, settings.keys, refresh_s=0.0)
+        outcomes = OutcomeStore(
+            client, settings.keys, kept=settings.outcomes_kept, ttl_s=settings.outcome_retention_s
+        )
+        least, pseudo = settings.calibration_min_outcomes, settings.calibration_pseudo_count
+        client.ping()  # an unreachable Redis is an error here, not "no model"
+        model = (
+            refit(outcomes, store, min_outcomes=least, pseudo_count=pseudo)
+            if refit_first
+            else store.load()
+        )
+        for line in describe(model):
+            echo(line)
+        rows = training_outcomes(outcomes.export())
+    finally:
+        client.close()
+    if len(rows) < 8:
+        echo(f"{len(rows)} labelled outcomes: too few to score calibration")
+        return
+    scores = holdout_scores(rows, min_outcomes=least, pseudo_count=pseudo)
+    echo(f"held out: the newest {len(scores['prior'][0])} of {len(rows)} outcomes")
+    for name, (probabilities, failed) in scores.items():
+        score, error = brier(probabilities, failed), ece(probabilities, failed)
+        echo(f"{name}: Brier {score:.4f}, ECE {error:.4f}")
+    plot_reliability(scores, png)
+    echo(f"wrote {png}")
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -82,27 +147,5 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--refit", action="store_true", help="fit a new model first")
     parser.add_argument("--png", type=Path, default=Path("calibration.png"))
     args = parser.parse_args(argv)
-    settings = Settings()
-    client = redis_client(settings)
-    store = CalibrationStore(client, settings.keys, refresh_s=0.0)
-    outcomes = OutcomeStore(
-        client, settings.keys, kept=settings.outcomes_kept, ttl_s=settings.outcome_retention_s
-    )
-    least, pseudo = settings.calibration_min_outcomes, settings.calibration_pseudo_count
-    model = (
-        refit(outcomes, store, min_outcomes=least, pseudo_count=pseudo)
-        if args.refit
-        else store.load()
-    )
-    print("\n".join(describe(model)))
-    rows = training_outcomes(outcomes.export())
-    if len(rows) < 8:
-        print(f"{len(rows)} labelled outcomes: too few to score calibration")
-        return 0
-    scores = holdout_scores(rows, min_outcomes=least, pseudo_count=pseudo)
-    for name, (probabilities, failed) in scores.items():
-        score, error = brier(probabilities, failed), ece(probabilities, failed)
-        print(f"{name}: Brier {score:.4f}, ECE {error:.4f}")
-    plot_reliability(scores, args.png)
-    print(f"wrote {args.png}")
+    report(load_settings(), refit_first=args.refit, png=args.png, echo=print)
     return 0

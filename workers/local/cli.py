@@ -11,6 +11,7 @@ import typer
 
 from workers.errors import ConfigurationError, InvalidRequest
 from workers.intake import decode_request
+from workers.local.calibration_cli import register as register_calibration_command
 from workers.local.human_cli import register as register_human_commands
 from workers.settings import Settings
 from workers.settings import load_settings as read_settings
@@ -21,6 +22,7 @@ app = typer.Typer(
     help="Review agent-DAG node outputs: in this process, or through a worker fleet.",
 )
 register_human_commands(app)
+register_calibration_command(app)
 
 
 @app.callback()

@@ -6,6 +6,7 @@ from schemas.hops import ReviewIdentity
 from schemas.request import ReviewRequest
 from workers.errors import InvalidRequest
 from workers.evaluate import run_stage1
+from workers.evaluate.calibration import with_historical_reliability
 from workers.fleet.deps import Deps
 from workers.fleet.guard import Job, guarded
 from workers.fleet.outcome import Hop, Outcome
@@ -13,6 +14,7 @@ from workers.fleet.queues import Queue, TaskName
 from workers.fleet.refusals import as_text, refuse
 from workers.fleet.tries import digest
 from workers.intake import decode_request, encode_request
+from workers.learning.store import store_for
 from workers.observe import spans
 
 
@@ -29,9 +31,12 @@ def handle_stage1(raw: object, deps: Deps, *, traceparent: str | None = None) ->
     def work(published: bool) -> Outcome:
         if published:
             return None
-        report = run_stage1(request, wall_judge=deps.wall_judge)
-        spans.note_stage1(request, report)
-        args = (whose.model_dump_json(), encode_request(request), report.model_dump_json())
+        # The conflict rules read the peer's record from outcomes when none was sent.
+        store = store_for(deps.redis, deps.keys, deps.settings.calibration_refresh_s)
+        judged = with_historical_reliability(request, store.current())
+        report = run_stage1(judged, wall_judge=deps.wall_judge)
+        spans.note_stage1(judged, report)
+        args = (whose.model_dump_json(), encode_request(judged), report.model_dump_json())
         return Hop(TaskName.ROUTER, args)
 
     return guarded(job, deps, work)
