@@ -133,3 +133,8 @@ class Keys:
     def calibration_model(self) -> str:
         """The router's current calibration model (JSON), written by the refit task."""
         return f"{self.prefix}:calibration:model"
+
+    @property
+    def calibration_refit_lease(self) -> str:
+        """Held (with a TTL) while a refit runs or just ran: duplicate beats skip theirs."""
+        return f"{self.prefix}:calibration:refit-lease"

@@ -144,6 +144,8 @@ class Settings(BaseSettings):
     """Weight, in outcomes, of a skill's claimed success rate in its Beta prior."""
     calibration_refresh_s: float = Field(default=30.0, ge=0.0)
     """How long a router process reuses the calibration model it read before rereading."""
+    calibration_refit_s: float = Field(default=300.0, ge=1.0)
+    """How often celery beat sends the calibration refit task (run by a Stage 2 worker)."""
     review_ui_token: SecretStr | None = Field(default=None, min_length=16)
     """Shared token a reviewer signs in to the review page with (and gives a name)."""
     review_ui_auth_header: str | None = Field(default=None, pattern=r"^[A-Za-z0-9-]+$")

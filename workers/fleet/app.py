@@ -117,6 +117,13 @@ def celery_config(settings: Settings) -> dict[str, Any]:
         "worker_cancel_long_running_tasks_on_connection_loss": True,
         "worker_soft_shutdown_timeout": 30.0,
         "worker_hijack_root_logger": False,
+        # Celery beat (inside the Stage 2 worker, ``-B``) asks for a calibration refit.
+        "beat_schedule": {
+            "calibration-refit": {
+                "task": TaskName.REFIT.value,
+                "schedule": settings.calibration_refit_s,
+            }
+        },
         "task_publish_retry_policy": {
             "max_retries": 3,
             "interval_start": 0.2,
@@ -154,6 +161,7 @@ def _time_limits(settings: Settings) -> dict[str, dict[str, int]]:
         TaskName.STAGE1.value: stage1,
         TaskName.ROUTER.value: stage1,
         TaskName.STAGE2.value: stage2,
+        TaskName.REFIT.value: stage2,
     }
 
 

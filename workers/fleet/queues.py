@@ -22,10 +22,13 @@ class TaskName(StrEnum):
     STAGE1 = "windags.review.stage1"
     ROUTER = "windags.review.router"
     STAGE2 = "windags.review.stage2"
+    REFIT = "windags.learning.refit"
+    """The periodic calibration refit: on the Stage 2 workers, never the router's."""
 
 
 TASK_ROUTES: dict[str, dict[str, str]] = {
     TaskName.STAGE1.value: {"queue": Queue.STAGE1.value},
     TaskName.ROUTER.value: {"queue": Queue.ROUTER.value},
     TaskName.STAGE2.value: {"queue": Queue.STAGE2.value},
+    TaskName.REFIT.value: {"queue": Queue.STAGE2.value},
 }

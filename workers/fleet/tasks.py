@@ -7,6 +7,7 @@ collaborators from the app's settings on first use, after any fork.
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Callable
 from typing import Any
 
@@ -25,9 +26,11 @@ from workers.fleet.handlers import handle_malformed, handle_router, handle_stage
 from workers.fleet.outcome import Hop, Outcome, RetryLater
 from workers.fleet.quarantine import quarantine_refused
 from workers.fleet.queues import Queue, TaskName
+from workers.learning.periodic import run_refit
 from workers.observe import spans, telemetry, tracecontext
 from workers.settings import Settings
 
+log = logging.getLogger(__name__)
 _deps: dict[int, Deps] = {}
 
 
@@ -152,3 +155,15 @@ def router(self: Task, *args: Any, **kwargs: Any) -> None:
 def stage2(self: Task, *args: Any, **kwargs: Any) -> None:
     """The Ceiling, only for escalated nodes."""
     _run(self, Queue.STAGE2, args, kwargs)
+
+
+@shared_task(name=TaskName.REFIT.value, bind=True)
+def refit(self: Task, *args: Any, **kwargs: Any) -> None:
+    """The periodic calibration refit celery beat sends (``workers.learning.periodic``)."""
+    if args or kwargs:
+        log.warning(
+            "refit takes no arguments; ignored %d positional, %s", len(args), sorted(kwargs)
+        )
+    deps = deps_of(self.app)
+    with spans.span("windags.calibration.refit"):
+        run_refit(deps.redis, deps.settings)
