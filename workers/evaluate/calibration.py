@@ -38,7 +38,8 @@ class Posterior:
     skill_success: float
     """The success rate used: the claimed one, or its Beta posterior."""
     terms: dict[str, float]
-    """Each evidence feature's contribution to the logit (empty when the map is unused)."""
+    """Each evidence feature's contribution to the logit, and the intercept as ``bias``
+    (empty when the map is unused); P(fail) is the sigmoid of their sum."""
     probability: float
     """P(fail | evidence), before the floor."""
     catch_rate: float
@@ -132,8 +133,10 @@ def posterior(
         version = model.version if model is not None else None
         return Posterior(prior, success, {}, adjusted, catch_rate(model), version)
     feats = features(min(1.0, adjusted), evidence_of(request, stage1))
-    terms = {k: round(model.weights.get(k, 0.0) * v, 6) for k, v in feats.items()}
-    probability = _sigmoid(model.bias + sum(terms.values()))
+    # The intercept is a term too: the logit is their sum, so the breakdown re-derives P(fail).
+    terms = {"bias": round(model.bias, 6)}
+    terms.update({k: round(model.weights.get(k, 0.0) * v, 6) for k, v in feats.items()})
+    probability = _sigmoid(sum(terms.values()))
     return Posterior(prior, success, terms, probability, catch_rate(model, feats), model.version)
 
 

@@ -14,6 +14,7 @@ from collections import deque
 from collections.abc import Callable, Iterable, Mapping
 
 from opentelemetry.metrics import CallbackOptions, Meter, Observation
+from opentelemetry.util.types import AttributeValue
 
 log = logging.getLogger("windags.metrics")
 
@@ -23,6 +24,9 @@ CASCADE_WINDOW = 50
 """Router decisions the rolling rate is computed over."""
 CASCADE_MIN_SAMPLES = 10
 """Fewer decisions than this say nothing about a cascade (a lone final deliverable is 100%)."""
+
+PRIOR_VERSION = "seed-prior"
+"""The model version recorded for a decision priced by the seed's prior (no calibration)."""
 
 QueueDepths = Callable[[], Mapping[str, int]]
 """Reads the number of waiting messages per queue (LLEN of each kombu list)."""
@@ -117,6 +121,16 @@ class Instruments:
         self.judge_tokens = meter.create_counter(
             "windags.judge.tokens", unit="{token}", description="Tokens judges consumed."
         )
+        self.failure_probability = meter.create_histogram(
+            "windags.escalation.failure_probability",
+            unit="1",
+            description="The router's P(fail | evidence), by the calibration model that priced it.",
+        )
+        self.expected_value = meter.create_histogram(
+            "windags.escalation.expected_value",
+            unit="USD",
+            description="P(fail) x P(Stage 2 catches) x downstream waste, against Stage 2's cost.",
+        )
         self.review_cost = meter.create_counter(
             "windags.review.cost", unit="USD", description="Review spend, by DAG."
         )
@@ -139,10 +153,23 @@ class Instruments:
             description="Messages waiting in each queue this worker consumes (LLEN).",
         )
 
-    def record_escalation(self, escalated: bool, reason: str) -> None:
-        """One router decision: the counter and the rolling monitor."""
+    def record_escalation(
+        self,
+        escalated: bool,
+        reason: str,
+        *,
+        failure_probability: float | None = None,
+        expected_value: float | None = None,
+        model_version: str = PRIOR_VERSION,
+    ) -> None:
+        """One router decision: the counter, the monitor, and what priced it."""
         self.escalations.add(1, {"escalated": escalated, "reason": reason})
         self.monitor.observe(escalated)
+        priced: dict[str, AttributeValue] = {"model_version": model_version, "escalated": escalated}
+        if failure_probability is not None:
+            self.failure_probability.record(failure_probability, priced)
+        if expected_value is not None:
+            self.expected_value.record(expected_value, priced)
 
     def _observe_rate(self, _: CallbackOptions) -> Iterable[Observation]:
         return [Observation(self.monitor.rate)]

@@ -15,6 +15,7 @@ from opentelemetry import trace
 from opentelemetry.trace import Span, SpanKind, Status, StatusCode
 from opentelemetry.util.types import AttributeValue
 
+from workers.observe.metrics import PRIOR_VERSION
 from workers.observe.telemetry import current
 
 if TYPE_CHECKING:
@@ -99,7 +100,14 @@ def note_stage1(request: ReviewRequest, report: Stage1Report) -> None:
 
 def note_escalation(request: ReviewRequest, escalation: EscalationDecision) -> None:
     """The router's decision with its economic breakdown; counts it and feeds the monitor."""
-    current().instruments.record_escalation(escalation.escalate, escalation.reason.value)
+    version = escalation.model_version or PRIOR_VERSION
+    current().instruments.record_escalation(
+        escalation.escalate,
+        escalation.reason.value,
+        failure_probability=escalation.failure_probability,
+        expected_value=escalation.expected_value,
+        model_version=version,
+    )
     if not trace.get_current_span().is_recording():
         return
     attributes: dict[str, AttributeValue] = {
@@ -107,11 +115,20 @@ def note_escalation(request: ReviewRequest, escalation: EscalationDecision) -> N
         "windags.escalation.escalate": escalation.escalate,
         "windags.escalation.reason": escalation.reason.value,
         "windags.escalation.failure_probability": escalation.failure_probability,
+        "windags.escalation.raw_failure_probability": escalation.raw_failure_probability,
         "windags.escalation.downstream_waste": escalation.downstream_waste,
         "windags.escalation.expected_waste": escalation.expected_waste,
         "windags.escalation.stage2_cost": escalation.stage2_cost,
         "windags.escalation.rolling_rate": current().instruments.monitor.rate,
+        "windags.escalation.model_version": version,
     }
+    # The learned router's breakdown: prior, skill posterior, evidence terms, catch rate, value.
+    extra = ("prior_failure_probability", "skill_success_rate", "catch_rate", "expected_value")
+    for name in extra:
+        if (value := getattr(escalation, name)) is not None:
+            attributes[f"windags.escalation.{name}"] = value
+    for term, value in escalation.evidence_terms.items():
+        attributes[f"windags.escalation.evidence.{term}"] = value
     if escalation.suppressed_by:
         attributes["windags.escalation.suppressed_by"] = escalation.suppressed_by.value
     _annotate(attributes)
