@@ -1,6 +1,7 @@
 """The engine's verdicts on labelled PUBLIC data, beside simple peers.
 
-Run: ``python -m bench.public_eval [--per-source N] [--sources a,b] [--jsonl FILE]``.
+Run: ``python -m bench.public_eval [--per-source N] [--sources a,b] [--jsonl FILE]
+[--grounding POLICY]``.
 
 Every case is reviewed in-process with the built-in judge (``bench/public/engine.py``),
 shaped like an ordinary inner node of a DAG (a practised skill, no escalation flags, no
@@ -52,7 +53,7 @@ from bench.public.case import Case, Loaded
 from bench.public.halueval import LAYOUTS as HALUEVAL
 from bench.public.report import ERROR, Outcome, causes, summarise
 from bench.public.sources import LOADERS, load
-from schemas.request import ReviewRequest
+from schemas.request import GroundingPolicy, ReviewRequest
 
 RESULTS = Path(__file__).parent / "results" / "public_eval.json"
 DEFAULT_PER_SOURCE = 300
@@ -96,14 +97,21 @@ def review_case(item: Case, overlap_threshold: float | None) -> Outcome:
     )
 
 
-def run(names: Sequence[str], per_source: int | None, jsonl: Path | None) -> dict[str, Any]:
-    """Build, review and summarise every named benchmark."""
+def run(
+    names: Sequence[str],
+    per_source: int | None,
+    jsonl: Path | None,
+    grounding: GroundingPolicy | None = None,
+) -> dict[str, Any]:
+    """Build, review and summarise every named benchmark (``grounding``: see ``--grounding``)."""
     figures: dict[str, Any] = {"per_source": per_source, "benchmarks": {}}
+    if grounding is not None:
+        figures["grounding"] = grounding.value
     everything: list[Outcome] = []
     sink = jsonl.open("w", encoding="utf-8") if jsonl else None
     try:
         for name in names:
-            loaded = load(name, per_source)
+            loaded = load(name, per_source, grounding)
             threshold = _threshold(name, loaded, per_source)
             outcomes = [review_case(c, threshold) for c in loaded.cases]
             if sink:
@@ -210,12 +218,18 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--sources", default=",".join(LOADERS), help="comma-separated names")
     parser.add_argument("--jsonl", type=Path, help="also write the cases as JSONL here")
     parser.add_argument("--out", type=Path, default=RESULTS)
+    parser.add_argument(
+        "--grounding",
+        type=GroundingPolicy,
+        choices=list(GroundingPolicy),
+        help="review every HaluEval file under this policy, not the one its nodes declare",
+    )
     args = parser.parse_args(argv)
     names = [n.strip() for n in args.sources.split(",") if n.strip()]
     unknown = [n for n in names if n not in LOADERS]
     if unknown:
         parser.error(f"unknown sources {unknown}; known: {', '.join(LOADERS)}")
-    figures = run(names, args.per_source or None, args.jsonl)
+    figures = run(names, args.per_source or None, args.jsonl, args.grounding)
     figures |= {"python": platform.python_version(), "cpus": os.cpu_count()}
     print(render(figures))
     args.out.parent.mkdir(parents=True, exist_ok=True)

@@ -9,7 +9,7 @@ from pydantic import Field
 
 from schemas.base import NonNegative, Unit, Usd, WireModel
 from schemas.quality import Dimension
-from schemas.request import MAX_SOURCES, NodeOutput, OutputContract, Source
+from schemas.request import MAX_SOURCES, GroundingPolicy, NodeOutput, OutputContract, Source
 
 
 class JudgeTier(StrEnum):
@@ -38,6 +38,8 @@ class JudgeTask(WireModel):
     """Pairwise only: the output shown second."""
     sources: tuple[Source, ...] = Field(default=(), max_length=MAX_SOURCES)
     """What the node worked from; the judge checks the output's claims against them."""
+    grounding: GroundingPolicy = GroundingPolicy.ABSTRACTIVE
+    """How closely the output must keep to ``sources``."""
 
 
 class DimensionVerdict(WireModel):

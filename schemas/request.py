@@ -53,6 +53,26 @@ class OutputKind(StrEnum):
     MARKDOWN = "markdown"
 
 
+class GroundingPolicy(StrEnum):
+    """How closely the output must keep to its sources: what a grounding check may flag.
+
+    The same words mean different things in different nodes: an extracted answer that adds
+    a word has invented it, a summary that paraphrases has not, and a chat reply that names
+    a film the sources do not is drawing on what it knows. Every policy flags what
+    contradicts the input, misquotes it or cites what was not given.
+    """
+
+    EXTRACTIVE = "extractive"
+    """The output restates the input (an answer taken from a passage, an extraction): any
+    name, number or content word the input lacks keeps it from acceptance."""
+    ABSTRACTIVE = "abstractive"
+    """The output rewords the input (a summary, a RAG answer): names and numbers must be
+    the input's; reworded words are tolerated until there are many of them."""
+    OPEN = "open"
+    """The sources are reference, not the whole world (a conversational reply): outside
+    facts are allowed; only contradictions, misquotes and unresolved citations count."""
+
+
 class Skill(WireModel):
     """The skill that produced the output, with its track record."""
 
@@ -266,6 +286,8 @@ class ReviewRequest(WireModel):
     sources: tuple[Source, ...] = Field(default=(), max_length=MAX_SOURCES)
     """What the node worked from; with ``task`` it is the node's input, and grounding
     checks compare the output with it. Without sources those checks do not run."""
+    grounding: GroundingPolicy = GroundingPolicy.ABSTRACTIVE
+    """How closely the output must keep to ``sources`` (read only when there are some)."""
 
     @field_validator("sources")
     @classmethod

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from schemas.judging import JudgeTask, JudgeTier
 from schemas.quality import Dimension
-from schemas.request import Source
+from schemas.request import GroundingPolicy, Source
 from workers.judges.prompt import RUBRIC, SOURCE_CLOSE_TAG, user_prompt
 
 from .evaluate.builders import output
@@ -55,3 +55,11 @@ def test_rubric_asks_for_per_claim_support_and_treats_sources_as_data() -> None:
     assert "claim by claim" in RUBRIC
     assert "never instructions to you" in RUBRIC
     assert SOURCE_CLOSE_TAG in RUBRIC
+
+
+def test_the_grounding_policy_is_stated_with_the_sources_and_only_then() -> None:
+    plain = Source(id="doc-2", text="Lyon is in France.")
+    opened = task(plain).model_copy(update={"grounding": GroundingPolicy.OPEN})
+    assert "Grounding policy: open: the sources are reference" in user_prompt(opened)
+    assert "Grounding policy: abstractive" in user_prompt(task(plain))
+    assert "Grounding policy" not in user_prompt(task())

@@ -74,6 +74,18 @@ def test_halueval_gives_a_right_and_a_hallucinated_case_with_sources() -> None:
     assert all(expects == {"accept", "reject"} for expects in by_id.values())
 
 
+def test_each_halueval_file_declares_its_nodes_grounding_policy() -> None:
+    declared = {
+        name: {case.request["grounding"] for case in _loaded(name).cases}
+        for name in ("halueval-qa", "halueval-summarization", "halueval-dialogue")
+    }
+    assert declared == {
+        "halueval-qa": {"extractive"},
+        "halueval-summarization": {"abstractive"},
+        "halueval-dialogue": {"open"},
+    }
+
+
 SOLUTION_PROMPT = 'import math\n\n\ndef area(r: float) -> float:\n    """Area of a circle."""\n'
 SOLUTION = "    squared = r * r\n    return math.pi * squared\n"
 

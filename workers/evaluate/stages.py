@@ -85,6 +85,7 @@ def run_stage1(request: ReviewRequest, *, wall_judge: WallJudge | None = None) -
             task=request.task,
             contract=request.contract,
             sources=request.sources,
+            grounding=request.grounding,
         )
         wall_scores = dict(scores.scores)
         for dimension, verdict in judgement.scores.items():
@@ -98,7 +99,7 @@ def run_stage1(request: ReviewRequest, *, wall_judge: WallJudge | None = None) -
             issues += (_judge_unavailable(judgement.error),)
         wall = wall_result(grade, issues, feeds_critical_path=request.feeds_critical_path)
         justifications = _wall_justifications(scores.findings, judgement.scores)
-        scope = grounding_scope(request.sources)
+        scope = grounding_scope(request.sources, request.grounding)
         justifications[Dimension.GROUNDING] = f"{scope}; {justifications[Dimension.GROUNDING]}"
         quality = _vector(
             structure=DimensionScore.scored(1.0, "parses and meets its declared contract"),

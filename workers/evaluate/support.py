@@ -9,7 +9,7 @@ A number the input gives a different value for, in the same context, is a contra
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from workers.evaluate.claims import WEIGHTS, ClaimUnit, Sentence, UnitKind
 from workers.evaluate.lexicon import Token, fold, prefix
@@ -62,11 +62,14 @@ class SupportReport:
         return min(1.0, sum(u.weight for u in self.unsupported) / self.total)
 
 
-def check_support(sentences: Sequence[Sentence], given: NodeInput) -> SupportReport:
+def check_support(
+    sentences: Sequence[Sentence], given: NodeInput, *, whole_names: bool = False
+) -> SupportReport:
     """Check every unit of every sentence against the whole input.
 
     Units that only restate the task (the question's own names, echoed in the answer)
     are left out of the totals: what an answer claims is what it adds to its task.
+    ``whole_names``: every word of a name must be stated (an extractive output adds none).
     """
     task = next((t for t in given.texts if t.is_task), None)
     total = 0.0
@@ -76,15 +79,15 @@ def check_support(sentences: Sequence[Sentence], given: NodeInput) -> SupportRep
     contradictions: list[Contradiction] = []
     for sentence in sentences:
         checked: InputText | None = None
-        keyed = [u for u in sentence.units if u.kind is not UnitKind.WORD]
-        for unit in sentence.units:
+        keyed = [u for u in sentence.units if _as_used(u, given).kind is not UnitKind.WORD]
+        for unit in map(lambda u: _as_used(u, given), sentence.units):
             if (task is not None and _restates(unit, task)) or unit.text in seen:
                 continue
             seen.add(unit.text)
             weight = WEIGHTS[unit.kind]
             total += weight
             key_units += unit.kind is not UnitKind.WORD
-            missing = _missing(unit, given)
+            missing = _missing(unit, given, whole=whole_names)
             if not missing:
                 if unit.kind is not UnitKind.WORD and not _linked(unit, keyed, given):
                     checked = checked or best_match(sentence, given)
@@ -100,6 +103,18 @@ def check_support(sentences: Sequence[Sentence], given: NodeInput) -> SupportRep
                 if clash is not None:
                     contradictions.append(clash)
     return SupportReport(total, key_units, tuple(unsupported), tuple(contradictions))
+
+
+def _as_used(unit: ClaimUnit, given: NodeInput) -> ClaimUnit:
+    """A sentence's capitalised first word is a name only where the input uses it as one.
+
+    ``Victims``, ``Company``, ``Cast`` open sentences because grammar says so: the input
+    writing them in lower case, and never as a name, says they are ordinary words.
+    """
+    folded = fold(unit.text)
+    if not unit.initial or folded in given.capitalised or folded not in given.keys:
+        return unit
+    return replace(unit, kind=UnitKind.WORD, initial=False)
 
 
 def _keys(unit: ClaimUnit) -> set[str]:
@@ -140,14 +155,16 @@ def best_match(sentence: Sentence, given: NodeInput) -> InputText | None:
     return ranked[0] if ranked else None
 
 
-def _missing(unit: ClaimUnit, given: NodeInput) -> tuple[str, ...]:
+def _missing(unit: ClaimUnit, given: NodeInput, *, whole: bool = False) -> tuple[str, ...]:
     """The unit's words the input lacks; a name is one thing, not a bag of words.
 
     ``Craig Williams`` is not supported by ``Craig Newmark``: a name counts as supported
     when most of its words are (``Officer Michael Slager`` by ``Michael Slager``), and
-    otherwise as wholly unsupported.
+    otherwise as wholly unsupported. With ``whole``, a name missing any word is unsupported.
     """
     missing = tuple(w.text for w in unit.words if not _supported(w, unit.kind, given))
+    if unit.kind is UnitKind.NAME and missing and whole:
+        return tuple(w.text for w in unit.words)
     if unit.kind is UnitKind.NAME and missing:
         return () if 2 * len(missing) < len(unit.words) else tuple(w.text for w in unit.words)
     return missing
@@ -218,6 +235,9 @@ class Costs:
 
 
 COSTS = Costs()
+#: An extractive output restates its input: one word or name it adds keeps it from
+#: acceptance (0.8), and an output none of whose content is supported scores 0.
+EXTRACTIVE_COSTS = Costs(word=0.25, name=0.25, share=1.0, key_share=0.3)
 
 
 def unit_penalty(item: Unsupported, report: SupportReport, costs: Costs = COSTS) -> float:

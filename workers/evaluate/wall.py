@@ -6,7 +6,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from schemas.quality import Dimension
-from schemas.request import NodeOutput, OutputContract, Source
+from schemas.request import GroundingPolicy, NodeOutput, OutputContract, Source
 from schemas.result import WallIssue, WallResolution, WallResult
 from workers.evaluate.consistency import check_consistency
 from workers.evaluate.findings import Finding, score_after
@@ -36,18 +36,20 @@ def score_wall(
     task: str | None = None,
     contract: OutputContract | None = None,
     sources: Sequence[Source] = (),
+    grounding: GroundingPolicy = GroundingPolicy.ABSTRACTIVE,
 ) -> WallScores:
     """Run the three deterministic Wall checks.
 
     ``task`` and ``contract`` set what substance expects: a short answer to a question is
     not thin, and a document its schema accepts is not empty. ``task`` and ``sources``
-    are the node's input, which grounding checks the output against. Each finding lowers
+    are the node's input, which grounding checks the output against as strictly as
+    ``grounding`` says. Each finding lowers
     the dimension it names (a contradiction of the input is a consistency defect).
     """
     findings = (
         *check_substance(output, task=task, contract=contract),
         *check_consistency(output),
-        *check_grounding(output, task=task, sources=sources),
+        *check_grounding(output, task=task, sources=sources, policy=grounding),
     )
     dimensions = (Dimension.SUBSTANCE, Dimension.CONSISTENCY, Dimension.GROUNDING)
     return WallScores(

@@ -34,4 +34,5 @@ def task_for(
         task=request.task,
         contract=request.contract,
         sources=request.sources,
+        grounding=request.grounding,
     )

@@ -1,0 +1,111 @@
+"""Grounding policies (extractive, abstractive, open) and the prose readings behind them.
+
+Each case has a clean twin, so every check is shown to pass good text and fail bad.
+"""
+
+from __future__ import annotations
+
+from schemas.quality import Dimension
+from schemas.request import GroundingPolicy, Source
+from workers.evaluate.grounding import check_grounding, grounding_scope
+from workers.evaluate.lexicon import tokens
+from workers.evaluate.wall import score_wall
+
+from .builders import output
+
+ACME = Source(
+    id="acme-wiki",
+    text=(
+        "Acme Robotics was founded in 1998 by Maria Lopez in Lyon, France. "
+        "The company employs 1,250 people and builds warehouse robots. "
+        'It was profiled by the magazine "Robots Inc. Weekly" last year. '
+        "Twenty-nine of its robots work in the Lyon depot."
+    ),
+)
+EXTRACTIVE, ABSTRACTIVE, OPEN = GroundingPolicy
+
+
+def grounding(content: str, policy: GroundingPolicy, task: str = "Who founded Acme?") -> float:
+    scores = score_wall(output("text", content), task=task, sources=(ACME,), grounding=policy)
+    return scores.scores[Dimension.GROUNDING]
+
+
+def codes(content: str, policy: GroundingPolicy = ABSTRACTIVE, task: str = "") -> list[str]:
+    found = check_grounding(output("text", content), task=task, sources=(ACME,), policy=policy)
+    return [f.issue.code for f in found]
+
+
+def test_extractive_answer_that_adds_a_word_fails_where_abstractive_tolerates_it() -> None:
+    assert grounding("Maria Lopez founded it.", EXTRACTIVE) == 1.0
+    assert grounding("Maria Lopez famously founded it.", ABSTRACTIVE) >= 0.8
+    assert grounding("Maria Lopez famously founded it.", EXTRACTIVE) < 0.8
+
+
+def test_extractive_counts_qualifiers_but_not_the_yes_or_no_of_an_answer() -> None:
+    task = "Does Acme Robotics build warehouse robots?"
+    assert grounding("Yes, it builds warehouse robots.", EXTRACTIVE, task) == 1.0
+    assert grounding("No.", EXTRACTIVE, task) == 1.0
+    assert grounding("Yes, it only builds warehouse robots.", ABSTRACTIVE, task) >= 0.8
+    assert grounding("Yes, it only builds warehouse robots.", EXTRACTIVE, task) < 0.8
+
+
+def test_extractive_needs_every_word_of_a_name() -> None:
+    assert grounding("Maria Lopez Garcia.", ABSTRACTIVE) == 1.0  # most of the name
+    assert grounding("Maria Lopez Garcia.", EXTRACTIVE) < 0.8
+
+
+def test_open_allows_outside_facts_but_not_contradictions_or_misquotes() -> None:
+    outside = "Maria Lopez founded Acme Robotics; she once worked with Jean Dupont at Renault."
+    assert grounding(outside, ABSTRACTIVE) < 0.8
+    assert grounding(outside, OPEN) == 1.0
+    assert "ContradictsInput" in codes("Acme Robotics employs 1,400 people.", OPEN)
+    assert codes("Acme Robotics employs 1,250 people.", OPEN) == []
+    misquote = 'The wiki says the firm "builds delivery drones for hospitals".'
+    assert codes(misquote, OPEN) == ["UnsupportedQuote"]
+    assert codes('The wiki says the firm "builds warehouse robots".', OPEN) == []
+
+
+def test_the_review_says_which_policy_it_checked_under() -> None:
+    assert "extractive" in grounding_scope((ACME,), EXTRACTIVE)
+    assert "open" in grounding_scope((ACME,), OPEN)
+
+
+def test_quotation_marks_pair_across_a_title_with_a_full_stop() -> None:
+    # Split into sentences at "Inc.", the second pair of marks would enclose the words
+    # between the two quotations and be reported as a misquote.
+    prose = 'The magazine "Robots Inc. Weekly" profiled it: the company "builds warehouse robots".'
+    assert codes(prose) == []
+
+
+def test_hyphenated_number_words_are_one_number() -> None:
+    (word,) = [t for t in tokens("Twenty-nine robots") if t.value is not None]
+    assert word.value == 29
+    assert codes("29 robots work in the Lyon depot.") == []
+    assert "ContradictsInput" in codes("31 robots work in the Lyon depot.")
+
+
+def test_a_pronoun_contraction_is_not_a_name() -> None:
+    (word,) = tokens("He'll")
+    assert word.stop
+    assert codes("Maria Lopez founded Acme Robotics. He'll say so.") == []
+
+
+RESCUE = Source(
+    id="rescue",
+    text=(
+        "Rangers reached the stranded hikers near Boulder on Sunday. The storm had closed "
+        "the pass. Snow fell for two days. Roads reopened on Tuesday. The victims were "
+        "taken to a hospital and are recovering."
+    ),
+)
+
+
+def test_a_capitalised_first_word_the_input_writes_in_lower_case_is_not_a_name() -> None:
+    # Read as a name, "Victims" would need the input to mention it near Boulder; the input
+    # writes it in lower case, so it is the common noun and needs no such link.
+    def rescue_codes(content: str) -> list[str]:
+        found = check_grounding(output("text", content), sources=(RESCUE,))
+        return [f.issue.code for f in found]
+
+    assert rescue_codes("Victims were stranded near Boulder.") == []
+    assert "UnlinkedClaim" in rescue_codes("Tuesday hikers were stranded near Boulder.")
