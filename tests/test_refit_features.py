@@ -1,0 +1,70 @@
+"""Refit fits on the features the router prices with (issue 15): an outcome remembers the
+claimed rate, stage and breaker behind the prior and Stage 1's evidence as the router read
+them; the fit prices the prior with the skill's posterior, leaving the outcome's own label
+out, as the router does after the refit."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from schemas.calibration import CalibrationModel, Evidence, SkillRecord, TrainingOutcome
+from schemas.human import LabelledOutcome, OutcomeSource, StageOneView
+from schemas.result import Decision
+from workers.evaluate.calibration import evidence_of, features, posterior, prior_under, seed_prior
+from workers.human.attempts import stage_one_view
+from workers.intake import decode_request
+from workers.learning.refit import training_outcomes
+from workers.review import Reviewer
+from workers.settings import Settings
+
+SAMPLES = Path(__file__).resolve().parent.parent / "workers" / "samples"
+
+
+def _labelled(view: StageOneView) -> LabelledOutcome:
+    return LabelledOutcome(source=OutcomeSource.DOWNSTREAM, evaluator="downstream:x",
+                           skill_id="sql-optimizer", dag_id="d", node_id="n", attempt=1,
+                           label=0.2, stage1=view, recorded_at="2026-12-03T10:00:00Z")  # fmt: skip
+
+
+def test_an_outcome_row_has_the_routers_prior_and_evidence() -> None:
+    raw = (SAMPLES / "example3_conflicting_signals.json").read_bytes()
+    request = decode_request(raw, max_request_bytes=1_000_000, max_output_chars=200_000)
+    result = Reviewer(Settings(judge_backend="builtin"))(request)
+    [row] = training_outcomes([_labelled(stage_one_view(result, request))])
+    skill = request.skill
+    assert row.claimed_success_rate == skill.success_rate
+    assert row.prior == pytest.approx(seed_prior(skill.success_rate, request))
+    assert row.prior_scale == pytest.approx(skill.stage.factor * skill.breaker.penalty)
+    assert row.evidence == evidence_of(request, result.stage1)
+    assert row.evidence.disagreement == pytest.approx(0.5) and row.evidence.kind == "sql"
+    # Under a model with a record for the skill, the row's prior is the router's.
+    model = CalibrationModel(
+        version="v1", skills={"sql-optimizer": SkillRecord(successes=5, failures=15)}
+    )
+    router = posterior(request, result.stage1, model)
+    assert prior_under(model, row) == pytest.approx(seed_prior(router.skill_success, request))
+
+
+def test_an_older_record_without_the_priors_inputs_still_trains() -> None:
+    view = StageOneView(floor_passed=True, wall_grade=0.8, failure_probability=0.2,
+                        escalated=False, decision=Decision.ACCEPT)  # fmt: skip
+    [row] = training_outcomes([_labelled(view)])
+    assert (row.prior, row.prior_scale, row.evidence) == (0.2, None, Evidence(wall_grade=0.8))
+
+
+def test_the_fit_leaves_each_outcomes_own_label_out_of_its_prior() -> None:
+    from workers.evaluate.calibration import _fit_prior
+
+    row = TrainingOutcome(skill_id="s", claimed_success_rate=0.9, prior=0.1, failed=True,
+                          evidence=Evidence(wall_grade=1.0), prior_scale=1.0)  # fmt: skip
+    # The skill's record holds 10 successes and 10 failures, this failure among them.
+    loo = _fit_prior(row, [10, 10, 18.0], pseudo_count=20.0)
+    assert loo == pytest.approx(1 - (20 * 0.9 + 10) / (20 + 19))
+    in_sample = 1 - (20 * 0.9 + 10) / (20 + 20)
+    assert loo < in_sample  # its own failure would have raised its own prior
+    assert (
+        features(loo, row.evidence)["prior_logit"]
+        < features(in_sample, row.evidence)["prior_logit"]
+    )
