@@ -21,7 +21,7 @@ import redis
 from schemas.request import ReviewRequest
 from workers.fleet.queues import Queue
 from workers.intake import request_from_obj
-from workers.local.launcher import DEFAULT_CONCURRENCY, LocalFleet
+from workers.local.launcher import LocalFleet
 from workers.local.redis_server import PrivateRedis
 from workers.settings import Settings
 
@@ -154,14 +154,18 @@ def private_redis(*, appendonly: bool = False) -> Iterator[PrivateRedis]:
 
 @contextmanager
 def running_fleet(
-    url: str, env: dict[str, str], concurrency: dict[Queue, int] | None = None
+    url: str,
+    env: dict[str, str],
+    concurrency: dict[Queue, int] | None = None,
+    pool: str | None = None,
 ) -> Iterator[LocalFleet]:
-    """The three workers against ``url``, ready to serve."""
+    """The three workers against ``url``, ready to serve (pools as the launcher picks)."""
     fleet = LocalFleet(
         url,
-        concurrency=dict(concurrency or DEFAULT_CONCURRENCY),
+        concurrency=dict(concurrency or {}),
         extra_env=env,
         start_private_redis=False,
+        pool=pool,
     )
     with fleet:
         fleet.wait_ready(timeout_s=90)

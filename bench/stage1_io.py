@@ -24,12 +24,13 @@ import os
 import signal
 import subprocess
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import redis
 
-from bench import common
+from bench import common, messages_burst
 from bench.judge_throughput import LATENCY_S
 from schemas.result import ReviewResult
 from workers.client import ReviewClient
@@ -44,7 +45,15 @@ CONFIGS: tuple[tuple[str, int], ...] = (
     ("threads", 32),
     ("threads", 64),
     ("prefork", 2),
+    ("gevent", 100),
+    ("gevent", 200),
 )
+#: The same gevent rows against a slower model (a second a call, as real Wall calls
+#: take): their bound is below what the worker's CPU allows, so they show the pool alone.
+SLOW_LATENCY_S = 1.0
+SLOW_CONFIGS: tuple[tuple[str, int], ...] = (("gevent", 100), ("gevent", 200))
+#: Connections of the model-server-alone check (``bench.messages_burst``).
+BURSTS = (100, 200)
 ROUNDS = 8
 TASK = "Summarise how the nightly export bounds its memory use."
 JUDGE_ERROR = "JudgeIndeterminate"
@@ -106,6 +115,12 @@ def _batch(client: ReviewClient, redis_client: redis.Redis, count: int) -> tuple
     return last / 1000 - started, [parse_entry(f) for _, f in raw]
 
 
+def cpu_seconds(pid: int) -> float:
+    """CPU time (user + system) of a process and its children so far (Linux /proc)."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return sum(int(v) for v in fields[11:15]) / os.sysconf("SC_CLK_TCK")
+
+
 def judged_by_stage1(result: object) -> bool:
     """A result Stage 1's model judged (its tokens, no judge error) and nothing escalated."""
     return (
@@ -117,8 +132,18 @@ def judged_by_stage1(result: object) -> bool:
     )
 
 
-def measure(url: str, env: dict[str, str], pool: str, concurrency: int) -> dict[str, Any]:
-    """Throughput of one Stage 1 worker with this pool, against its bound."""
+def measure(
+    url: str,
+    env: dict[str, str],
+    pool: str,
+    concurrency: int,
+    others: dict[str, int] | None = None,
+) -> dict[str, Any]:
+    """Throughput of one Stage 1 worker with this pool, against its bound.
+
+    Also the CPU each process used while the batch ran (% of one core): the worker, the
+    router, and ``others`` (name -> pid: the model server, Redis), to show what bounds it.
+    """
     settings = common.settings_for(url, env)
     stage1, stage1_name = start_worker(url, env, Queue.STAGE1, pool, concurrency)
     router, router_name = start_worker(
@@ -130,7 +155,10 @@ def measure(url: str, env: dict[str, str], pool: str, concurrency: int) -> dict[
         _wait_ping(settings, {stage1_name: stage1, router_name: router})
         _batch(review_client, client, concurrency)  # warm-up: imports, HTTP connections
         count = max(concurrency * ROUNDS, 30)
+        pids = {"stage1": stage1.pid, "router": router.pid, **(others or {}), "bench": os.getpid()}
+        cpu_before = {name: cpu_seconds(pid) for name, pid in pids.items()}
         seconds, results = _batch(review_client, client, count)
+        cpu = {name: cpu_seconds(pid) - cpu_before[name] for name, pid in pids.items()}
     finally:
         client.close()
         review_client.close()
@@ -149,6 +177,8 @@ def measure(url: str, env: dict[str, str], pool: str, concurrency: int) -> dict[
         "reviews_per_s": round(rate, 1),
         "bound_per_s": round(bound, 1),
         "pct_of_bound": round(100 * rate / bound, 1),
+        "worker_cpu_ms_per_review": round(1000 * cpu["stage1"] / count, 2),
+        "cpu_pct": {name: round(100 * used / seconds, 1) for name, used in cpu.items()},
     }
 
 
@@ -169,14 +199,46 @@ def recommend(rows: list[dict[str, Any]]) -> str:
     )
 
 
-def run(
-    configs: tuple[tuple[str, int], ...] = CONFIGS, *, out_dir: Path | None = None
-) -> dict[str, Any]:
-    """Every pool configuration; print the table, write ``stage1_io.json``."""
+def _field(*path: str) -> Callable[[dict[str, Any]], object]:
+    def get(row: dict[str, Any]) -> object:
+        value: Any = row
+        for name in path:
+            value = value[name]
+        return value
+
+    return get
+
+
+#: The printed table: header and where its cell comes from in a row.
+COLUMNS = [
+    ("latency", _field("latency_s")),
+    ("pool", _field("pool")),
+    ("conc", _field("concurrency")),
+    ("reviews", _field("reviews")),
+    ("judged", _field("judged")),
+    ("seconds", _field("seconds")),
+    ("reviews/s", _field("reviews_per_s")),
+    ("bound", _field("bound_per_s")),
+    ("%bound", _field("pct_of_bound")),
+    ("cpu ms/review", _field("worker_cpu_ms_per_review")),
+    ("cpu% stage1", _field("cpu_pct", "stage1")),
+    ("router", _field("cpu_pct", "router")),
+    ("server", _field("cpu_pct", "model_server")),
+    ("redis", _field("cpu_pct", "redis")),
+]
+
+
+def _measure_at(
+    latency_s: float, configs: tuple[tuple[str, int], ...], bursts: tuple[int, ...]
+) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    """The model server alone (``bursts``), then each configuration, at ``latency_s``."""
     with (
-        common.messages_api_process(LATENCY_S) as (_, base_url),
+        common.messages_api_process(latency_s) as (server, base_url),
         common.private_redis() as redis_server,
     ):
+        alone = [messages_burst.measure(base_url, "test-key", latency_s, k) for k in bursts]
+        assert redis_server.process is not None
+        others = {"model_server": server.pid, "redis": redis_server.process.pid}
         env = common.fleet_env(
             common.unique("io"),
             WINDAGS_JUDGE_BACKEND="anthropic",
@@ -184,37 +246,32 @@ def run(
             WINDAGS_ANTHROPIC_BASE_URL=base_url,
             WINDAGS_JUDGE_TIMEOUT_S="10",
         )
-        rows = [measure(redis_server.url, env, pool, c) for pool, c in configs]
-    print(
-        common.table(
-            [
-                "pool",
-                "conc",
-                "reviews",
-                "judged",
-                "escalated",
-                "seconds",
-                "reviews/s",
-                "bound",
-                "%bound",
-            ],
-            [
-                [
-                    r["pool"],
-                    r["concurrency"],
-                    r["reviews"],
-                    r["judged"],
-                    r["escalated"],
-                    r["seconds"],
-                    r["reviews_per_s"],
-                    r["bound_per_s"],
-                    r["pct_of_bound"],
-                ]
-                for r in rows
-            ],
-        )
-    )
-    advice = recommend(rows)
+        rows = [
+            {"latency_s": latency_s, **measure(redis_server.url, env, pool, c, others)}
+            for pool, c in configs
+        ]
+    return rows, [{"latency_s": latency_s, **b} for b in alone]
+
+
+def run(
+    configs: tuple[tuple[str, int], ...] = CONFIGS,
+    *,
+    slow_configs: tuple[tuple[str, int], ...] = SLOW_CONFIGS,
+    bursts: tuple[int, ...] = BURSTS,
+    out_dir: Path | None = None,
+) -> dict[str, Any]:
+    """Every pool configuration; print the tables, write ``stage1_io.json``."""
+    rows, server_alone = _measure_at(LATENCY_S, configs, bursts)
+    if slow_configs:
+        slow_rows, _ = _measure_at(SLOW_LATENCY_S, slow_configs, ())
+        rows += slow_rows
+    print(common.table([h for h, _ in COLUMNS], [[get(r) for _, get in COLUMNS] for r in rows]))
+    if server_alone:
+        print("model server alone (raw keep-alive requests, no worker running):")
+        heads = ["latency_s", "connections", "requests", "seconds", "requests_per_s"]
+        heads += ["bound_per_s", "pct_of_bound"]
+        print(common.table(heads, [[b[h] for h in heads] for b in server_alone]))
+    advice = recommend([r for r in rows if r["latency_s"] == LATENCY_S])
     print(f"recommendation: {advice}")
     figures = {
         "measured_worker": "stage1",
@@ -225,6 +282,7 @@ def run(
         "router_concurrency": DEFAULT_CONCURRENCY[Queue.ROUTER],
         "goal_pct_of_bound": 80,
         "rows": rows,
+        "model_server_alone": server_alone,
         "recommendation": advice,
     }
     return common.publish("stage1_io", figures, out_dir)
@@ -236,13 +294,15 @@ def main(argv: list[str] | None = None) -> None:
         "--config",
         action="append",
         metavar="POOL:CONCURRENCY",
-        help="e.g. threads:32 (repeatable; default threads 16/32/64 and prefork 2)",
+        help="e.g. threads:32 (repeatable; default threads 16/32/64, prefork 2, gevent "
+        "100/200, and gevent 100/200 at 1 s; given, only these at 200 ms)",
     )
     args = parser.parse_args(argv)
-    configs = CONFIGS
     if args.config:
         configs = tuple((p, int(c)) for p, c in (x.split(":") for x in args.config))
-    run(configs)
+        run(configs, slow_configs=())
+    else:
+        run()
 
 
 if __name__ == "__main__":

@@ -106,6 +106,7 @@ def running_fleet(
     server: FaultServer | None = None,
     extra: dict[str, str] | None = None,
     concurrency: dict[Queue, int] | None = None,
+    pool: str | None = None,
 ) -> Iterator[FleetUnderTest]:
     """One worker per queue on ``redis_url``, ready; stopped and its clients closed after.
 
@@ -114,14 +115,16 @@ def running_fleet(
         tag: Names the fleet's key prefix (unique per call).
         server: The Messages API its Anthropic judge calls; None for the built-in judge.
         extra: Environment beyond ``BASE_ENV`` (tighter limits, say).
-        concurrency: Threads per worker; the launcher's default when None.
+        concurrency: Threads (or greenlets) per worker; the launcher's default when None.
+        pool: Every worker's pool; None: the launcher's (gevent for the stages that call
+            a model judge).
     """
     env = fleet_env(tag, server, extra)
     settings = common.settings_for(redis_url, env)
     db = redis.Redis.from_url(redis_url)
     client = ReviewClient(settings)
     try:
-        with common.running_fleet(redis_url, env, concurrency) as fleet:
+        with common.running_fleet(redis_url, env, concurrency, pool) as fleet:
             yield FleetUnderTest(fleet, settings, db, client)
     finally:
         client.close()

@@ -185,24 +185,26 @@ def stage2_metrics_port() -> int:
     return free_port()
 
 
-@pytest.fixture(scope="module", params=["threads", "prefork"])
+@pytest.fixture(scope="module", params=["threads", "prefork", "gevent"])
 def traced_fleet(
     request: pytest.FixtureRequest,
     tracing_db: redis.Redis,
     tracing_env: dict[str, str],
     stage2_metrics_port: int,
 ) -> Iterator[LocalFleet]:
-    """The Procfile's threads pool, and prefork, whose children set telemetry up after fork.
+    """The Procfile's threads pool, prefork, whose children set telemetry up after fork,
+    and gevent, where each review runs in a greenlet of one thread.
 
     Under prefork a provider made before the fork would lose its export thread in each
-    child: the spans these tests look for would never arrive.
+    child: the spans these tests look for would never arrive. Under gevent the trace
+    context must stay with its greenlet: a batch's reviews run interleaved.
     """
     running = LocalFleet(
         TRACING_REDIS_URL,
         # One child per prefork worker: a second would find the metrics port taken.
-        concurrency=dict(DEFAULT_CONCURRENCY)
-        if request.param == "threads"
-        else dict.fromkeys(Queue, 1),
+        concurrency=dict.fromkeys(Queue, 1)
+        if request.param == "prefork"
+        else dict(DEFAULT_CONCURRENCY),
         extra_env=tracing_env,
         worker_env={Queue.STAGE2: {"WINDAGS_PROMETHEUS_PORT": str(stage2_metrics_port)}},
         start_private_redis=False,

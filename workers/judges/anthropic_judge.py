@@ -21,6 +21,7 @@ from schemas.quality import Dimension
 from workers.errors import ConfigurationError, JudgeOutputError
 from workers.evaluate.thresholds import JUSTIFY_ABOVE
 from workers.judges import prompt
+from workers.judges.green import unpatch_idle_checks
 from workers.judges.retry import RetryPolicy, call_with_retry, checked_message
 from workers.settings import Settings
 
@@ -99,6 +100,7 @@ class AnthropicJudge:
             {} if temperature is None else {"temperature": temperature}
         )
         self._policy = policy or RetryPolicy.from_settings(settings)
+        unpatch_idle_checks()
         limits = httpx2.Limits(
             max_connections=max_connections, max_keepalive_connections=max_connections
         )

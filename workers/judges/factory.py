@@ -21,11 +21,10 @@ def build_judge(settings: Settings, policy: RetryPolicy | None = None) -> Judge:
     Raises:
         ConfigurationError: ``anthropic`` was asked for but no API key is set.
     """
-    key = settings.anthropic_api_key
-    backend, has_key = settings.judge_backend, key is not None and bool(key.get_secret_value())
-    if backend is JudgeBackend.ANTHROPIC and not has_key:
+    backend = settings.judge_backend
+    if backend is JudgeBackend.ANTHROPIC and not _has_key(settings):
         raise ConfigurationError("judge_backend=anthropic needs anthropic_api_key")
-    if backend is JudgeBackend.ANTHROPIC or (backend is JudgeBackend.AUTO and has_key):
+    if calls_a_model(settings):
         from workers.judges.anthropic_judge import AnthropicJudge
 
         why = "configured" if backend is JudgeBackend.ANTHROPIC else "auto: an API key is set"
@@ -42,3 +41,16 @@ def build_judge(settings: Settings, policy: RetryPolicy | None = None) -> Judge:
     log.info("judge backend: builtin (%s)", why)
     judge: Judge = BuiltinJudge()
     return judge
+
+
+def calls_a_model(settings: Settings) -> bool:
+    """Whether ``build_judge`` picks a model judge: workers then wait on the network."""
+    backend = settings.judge_backend
+    return backend is JudgeBackend.ANTHROPIC or (
+        backend is JudgeBackend.AUTO and _has_key(settings)
+    )
+
+
+def _has_key(settings: Settings) -> bool:
+    key = settings.anthropic_api_key
+    return key is not None and bool(key.get_secret_value())

@@ -24,47 +24,18 @@ from types import TracebackType
 
 from workers.errors import FleetError
 from workers.fleet.queues import Queue
+from workers.local.commands import (
+    DEFAULT_CONCURRENCY,
+    concurrency_for,
+    model_judge_in,
+    pool_for,
+    worker_command,
+)
 from workers.local.redis_server import PrivateRedis, redis_answers
 from workers.local.supervisor import BAD_SETTINGS_EXIT, Backoff, Restart, Supervisor
 
-#: Pool and concurrency per worker kind: threads, because judge calls wait on the network.
-DEFAULT_CONCURRENCY = {Queue.STAGE1: 4, Queue.ROUTER: 2, Queue.STAGE2: 4}
-
-
-def worker_command(
-    queue: Queue,
-    *,
-    concurrency: int,
-    name: str | None = None,
-    loglevel: str = "WARNING",
-    pool: str = "threads",
-) -> list[str]:
-    """The Celery worker command line for one queue (the Procfile's, with a unique name)."""
-    command = [
-        sys.executable,
-        "-m",
-        "celery",
-        "-A",
-        "workers.fleet.worker",
-        "worker",
-        "-Q",
-        queue.value,
-        "-n",
-        name or f"{queue.value}@%h",
-        "--pool",
-        pool,
-        "--concurrency",
-        str(concurrency),
-        "--without-gossip",
-        "--without-mingle",
-        "--loglevel",
-        loglevel,
-    ]
-    # Stage 2 calls are long: reserve one at a time. Stage 1 and router tasks take
-    # milliseconds, so a few reserved ahead keep the pool busy and stay far inside the
-    # visibility timeout.
-    prefetch = 1 if queue is Queue.STAGE2 else 4
-    return [*command, "--prefetch-multiplier", str(prefetch)]
+# Importers of the launcher find the command line here too.
+__all__ = ["DEFAULT_CONCURRENCY", "LocalFleet", "worker_command"]
 
 
 @dataclass
@@ -72,12 +43,14 @@ class LocalFleet:
     """Workers for all three queues against one Redis; a context manager."""
 
     redis_url: str
-    concurrency: dict[Queue, int] = field(default_factory=lambda: dict(DEFAULT_CONCURRENCY))
+    #: Per worker kind; a kind left out gets its pool's default (``concurrency_for``).
+    concurrency: dict[Queue, int] = field(default_factory=dict)
     extra_env: dict[str, str] = field(default_factory=dict)
     #: Environment for one worker kind only, over ``extra_env`` (e.g. its metrics port).
     worker_env: dict[Queue, dict[str, str]] = field(default_factory=dict)
-    #: Celery pool of every worker: the Procfile's ``threads``, or ``prefork``.
-    pool: str = "threads"
+    #: Celery pool of every worker; None: gevent for the stages that call a model judge,
+    #: threads elsewhere (``workers/local/commands.py``).
+    pool: str | None = None
     start_private_redis: bool = True
     workers: dict[Queue, subprocess.Popen[bytes]] = field(default_factory=dict)
     private: PrivateRedis | None = None
@@ -145,8 +118,10 @@ class LocalFleet:
 
     def start_worker(self, queue: Queue) -> subprocess.Popen[bytes]:
         """Start (or restart) the worker of ``queue``."""
+        pool = self.pool or pool_for(queue, model_judge=model_judge_in(self.env))
+        concurrency = self.concurrency.get(queue) or concurrency_for(queue, pool)
         command = worker_command(
-            queue, concurrency=self.concurrency[queue], name=self.worker_name(queue), pool=self.pool
+            queue, concurrency=concurrency, name=self.worker_name(queue), pool=pool
         )
         with self._lock, (self.log_dir / f"{queue.value}.log").open("ab") as log:
             self.workers[queue] = subprocess.Popen(

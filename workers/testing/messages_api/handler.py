@@ -103,7 +103,15 @@ class MessagesHandler(BaseHTTPRequestHandler):
         with srv.lock:
             reply = srv.script.popleft() if srv.script else Reply.ok()
         delay = srv.latency_s if reply.latency_s is None else reply.latency_s
-        if srv.stopping.wait(delay) or reply.kind is ReplyKind.HANG:
+        with srv.lock:
+            srv.in_flight += 1
+            srv.max_in_flight = max(srv.max_in_flight, srv.in_flight)
+        try:
+            stopping = srv.stopping.wait(delay)
+        finally:
+            with srv.lock:
+                srv.in_flight -= 1
+        if stopping or reply.kind is ReplyKind.HANG:
             self.close_connection = True
             return
         if reply.kind is ReplyKind.ERROR:

@@ -40,6 +40,8 @@ class MessagesServer(ThreadingHTTPServer):
         self.exchanges: list[Exchange] = []
         self.seen_systems: set[str] = set()
         self.connections: set[socket.socket] = set()
+        self.in_flight = 0
+        self.max_in_flight = 0
 
     def process_request(self, request: Any, client_address: Any) -> None:
         """Track the connection so that ``stop`` can unblock its handler."""
@@ -88,6 +90,12 @@ class ServerHandle:
             return list(self._server.exchanges)
 
     @property
+    def max_in_flight(self) -> int:
+        """The most requests that waited for their answer at the same time."""
+        with self._server.lock:
+            return self._server.max_in_flight
+
+    @property
     def calls(self) -> int:
         """How many HTTP requests arrived."""
         return len(self.requests)
@@ -97,6 +105,7 @@ class ServerHandle:
         with self._server.lock:
             self._server.script.clear()
             self._server.exchanges.clear()
+            self._server.max_in_flight = self._server.in_flight
 
 
 @contextmanager
