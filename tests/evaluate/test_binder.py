@@ -15,7 +15,7 @@ from workers.evaluate.grounding import check_grounding
 from workers.evaluate.stdlib_api import hallucinated_apis
 
 from .builders import output
-from .realdata import STDLIB, tunable_stdlib_trees
+from .realdata import STDLIB, stdlib_source, tunable_stdlib_trees
 
 BINDING_FORMS = {
     "match class": "def f(p):\n match p:\n  case Point(x=px, y=0):\n   return px\n",
@@ -48,6 +48,34 @@ def test_type_parameters_bind() -> None:
 
 def test_a_name_bound_nowhere_is_reported() -> None:
     assert unbound_names(ast.parse("def f(xs):\n    return sum(xs) + offset\n")) == [(2, "offset")]
+
+
+NAMESPACE_WRITERS = {
+    "globals().update": "globals().update(Colour.__members__)\nprint(RED)\n",
+    "globals() by key": "for k in ('a', 'b'):\n    globals()['CO_' + k] = k\nprint(CO_a)\n",
+    "globals() through a name": "ns = globals()\nns['SPEED'] = 3\nprint(SPEED)\n",
+    "enum _convert_": "IntEnum._convert_('Signals', __name__, lambda n: True)\nprint(Signals)\n",
+    "sys.modules[__name__]": "import sys\nsetattr(sys.modules[__name__], 'X', 1)\nprint(X)\n",
+}
+
+
+@pytest.mark.parametrize("code", NAMESPACE_WRITERS.values(), ids=NAMESPACE_WRITERS.keys())
+def test_a_module_that_writes_its_own_namespace_reports_no_unbound_name(code: str) -> None:
+    assert unbound_names(ast.parse(code)) == []
+
+
+def test_reading_globals_does_not_hide_an_unbound_name() -> None:
+    code = "if 'x' in globals() and globals()['x']:\n    print(missing)\n"
+    assert unbound_names(ast.parse(code)) == [(2, "missing")]
+
+
+@pytest.mark.parametrize("module", ["inspect.py", "plistlib.py", "ssl.py"])
+def test_stdlib_modules_that_bind_globals_at_run_time_are_not_undefined_name_findings(
+    module: str,
+) -> None:
+    # inspect (globals() by key), plistlib (globals().update), ssl (IntEnum._convert_).
+    found = check_grounding(output("python", stdlib_source(module)))
+    assert "UndefinedName" not in {f.issue.code for f in found}
 
 
 def _pyflakes_undefined(tree: ast.Module, path: Path) -> set[str]:

@@ -7,6 +7,7 @@ import pytest
 from workers.evaluate.grounding import check_grounding
 
 from .builders import CLEAN_TEXT, GOOD_PYTHON, output
+from .realdata import stdlib_source
 
 
 @pytest.mark.parametrize(
@@ -121,3 +122,14 @@ def test_struct_paths_and_named_row_sources_are_not_unknown_references(sql: str)
 def test_a_qualifier_nothing_defines_is_still_an_unknown_reference() -> None:
     found = check_grounding(output("sql", "SELECT z.a FROM t"))
     assert [f.issue.code for f in found] == ["UnknownReference"]
+
+
+def test_url_prefixes_and_templates_in_code_are_not_malformed_links() -> None:
+    # pydoc: ``docloc.startswith(("http://", "https://"))`` and ``'http://%s:%d/' % (...)``.
+    source = stdlib_source("pydoc.py")
+    assert 'startswith(("http://", "https://"))' in source
+    assert "MalformedURL" not in {f.issue.code for f in check_grounding(output("python", source))}
+    code = 'host = "h"\nbase = f"https://{host}/api"\nprefix = "http://"\n'
+    assert check_grounding(output("python", code)) == []
+    broken = 'DOCS = "http:/example.com/docs"\n'
+    assert [f.issue.code for f in check_grounding(output("python", broken))] == ["MalformedURL"]

@@ -113,17 +113,70 @@ class _Binder(ast.NodeVisitor):
                 self.bound.add(name)
 
 
+#: Methods that write a namespace dict (``globals().update(PlistFormat.__members__)``).
+_DICT_WRITES = frozenset({"update", "setdefault", "__setitem__", "pop", "popitem", "clear"})
+
+
 def unbound_names(tree: ast.Module) -> list[tuple[int, str]]:
     """``(line, name)`` of each name loaded but bound nowhere, first use first.
 
-    A ``from m import *`` hides what is bound, so such modules report nothing.
+    A ``from m import *``, or a module that writes its own namespace at run time, hides
+    what is bound, so such modules report nothing.
     """
     binder = _Binder()
     binder.visit(tree)
-    if binder.star_import:
+    if binder.star_import or writes_own_namespace(tree):
         return []
     return sorted(
         (line, name)
         for name, line in binder.loaded.items()
         if name not in binder.bound and name not in PROVIDED
     )
+
+
+def writes_own_namespace(tree: ast.Module) -> bool:
+    """Whether the module binds names no statement shows.
+
+    ``globals()`` written to (by key, by a dict method, or through a name that holds it),
+    ``sys.modules[__name__]`` handed out or changed, and the enum API that adds members to
+    a module by name (``IntEnum._convert_('Signals', __name__, ...)``) all bind globals a
+    static reading cannot list.
+    """
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Subscript):
+            if _names_module(node) or (
+                _is_namespace(node.value) and not isinstance(node.ctx, ast.Load)
+            ):
+                return True
+        elif isinstance(node, ast.Attribute) and _is_namespace(node.value):
+            if node.attr in _DICT_WRITES:
+                return True
+        elif isinstance(node, ast.Assign | ast.NamedExpr) and _is_namespace(node.value):
+            return True
+        elif isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute):
+            if node.func.attr == "_convert_" and any(_is_dunder_name(a) for a in node.args):
+                return True
+    return False
+
+
+def _is_namespace(node: ast.expr) -> bool:
+    """A call of ``globals()`` or of ``vars()`` with no argument."""
+    return (
+        isinstance(node, ast.Call)
+        and isinstance(node.func, ast.Name)
+        and node.func.id in ("globals", "vars")
+        and not node.args
+    )
+
+
+def _names_module(node: ast.Subscript) -> bool:
+    """``sys.modules[__name__]``: the module object itself, whose attributes are globals."""
+    return (
+        isinstance(node.value, ast.Attribute)
+        and node.value.attr == "modules"
+        and _is_dunder_name(node.slice)
+    )
+
+
+def _is_dunder_name(node: ast.expr) -> bool:
+    return isinstance(node, ast.Name) and node.id == "__name__"

@@ -37,6 +37,9 @@ _URL = re.compile(r"\bhttps?:/{0,3}[^\s)\]>\"']*", re.I)
 _WELL_FORMED_URL = re.compile(
     r"^https?://[A-Za-z0-9\-]+(?:\.[A-Za-z0-9\-]+)+(?::\d+)?(?:[/?#]\S*)?$", re.I
 )
+#: A scheme alone (``startswith("http://")``) or with a placeholder (``'http://%s:%d/'``,
+#: ``f"https://{host}/"``) is a prefix or a template that code fills in, not a link.
+_TEMPLATE = re.compile(r"^https?://$|%[sdr(]|\{[^{}]*\}|<[a-z_-]+>", re.I)
 _CLAIM = re.compile(
     r"\b(?:studies (?:show|prove|have shown)|research (?:shows|proves|has shown)|"
     r"experts (?:agree|say)|it is (?:well[- ]known|proven|a fact)|scientists have proven|"
@@ -133,7 +136,11 @@ def _citations(content: str, latest_year: int, *, cited_by_source: bool) -> list
 
 
 def _urls(content: str) -> list[Finding]:
-    bad = [u for u in _URL.findall(content) if not _WELL_FORMED_URL.match(u.rstrip(".,;:"))]
+    bad = [
+        u
+        for u in _URL.findall(content)
+        if not _WELL_FORMED_URL.match(u.rstrip(".,;:")) and not _TEMPLATE.search(u)
+    ]
     if not bad:
         return []
     return [
