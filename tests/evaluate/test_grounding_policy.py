@@ -109,3 +109,30 @@ def test_a_capitalised_first_word_the_input_writes_in_lower_case_is_not_a_name()
 
     assert rescue_codes("Victims were stranded near Boulder.") == []
     assert "UnlinkedClaim" in rescue_codes("Tuesday hikers were stranded near Boulder.")
+
+
+REPORT = Source(
+    id="report",
+    text=(
+        "One of the five hikers was injured in 2015. The search lasted 12 days. "
+        "The park has drawn visitors since the 1930s and reopened on April 5. "
+        "A population of 2,586 lives nearby."
+    ),
+)
+
+
+def report_codes(content: str) -> list[str]:
+    found = check_grounding(output("text", content), sources=(REPORT,))
+    return [f.issue.code for f in found if f.issue.code == "ContradictsInput"]
+
+
+def test_only_numbers_of_one_measure_contradict() -> None:
+    assert report_codes("The search lasted 66 days.") == ["ContradictsInput"]  # days, days
+    assert report_codes("A population of 2,580 lives nearby.") == ["ContradictsInput"]
+    assert report_codes("The hikers were injured in 2014.") == ["ContradictsInput"]  # years
+    # A count of injured people is not a year; a decade is not a year; a day of a month
+    # is not a count of days; "One of the five" says nothing of its unit.
+    assert report_codes("About 2,000 visitors were injured.") == []
+    assert report_codes("The park opened in 1936.") == []
+    assert report_codes("The park reopened on April 12 after the search.") == []
+    assert report_codes("Three hikers were injured in 2015.") == []

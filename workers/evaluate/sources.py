@@ -30,6 +30,8 @@ class NumberMention:
     text: str
     value: float
     context: frozenset[str]
+    measure: str = ""
+    """What it measures (``measure_of``): only numbers of one measure can disagree."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -109,7 +111,7 @@ def _node_input(task: str | None, sources: tuple[Source, ...]) -> NodeInput:
 def _index(ref: str, label: str, url: str | None, text: str, *, is_task: bool = False) -> InputText:
     split = [tokens(s) for s in sentences(unjoin(text))]
     words = [w for sentence in split for w in sentence]
-    numbers = number_mentions(words)
+    numbers = [m for sentence in split for m in number_mentions(sentence)]
     return InputText(
         ref=ref,
         is_task=is_task,
@@ -157,12 +159,59 @@ def number_mentions(words: Sequence[Token]) -> list[NumberMention]:
     for i, word in enumerate(words):
         if word.value is None:
             continue
-        context = context_keys(words, i)
-        out.append(NumberMention(word.text, word.value, context))
+        context, measure = context_keys(words, i), measure_of(words, i)
+        out.append(NumberMention(word.text, word.value, context, measure))
         scale = _SCALES.get(fold(words[i + 1].text)) if i + 1 < len(words) else None
         if scale is not None:
-            out.append(NumberMention(word.text, word.value * scale, context))
+            out.append(NumberMention(word.text, word.value * scale, context, measure))
     return out
+
+
+#: A count whose unit the text does not say: it cannot be told apart from other counts.
+UNKNOWN_MEASURE = "count"
+_MONTHS = frozenset(
+    "january february march april may june july august september october november december "
+    "jan feb mar apr jun jul aug sep sept oct nov dec".split()
+)
+
+
+def measure_of(words: Sequence[Token], at: int) -> str:
+    """What the number at ``at`` measures, as far as its neighbours and its form say.
+
+    A year, a decade (``1930s``), a day of a month (``April 7``), a rank (``20th``), or a
+    count: of ``X`` in ``X of 2,586``, else of the word after it (``12 days``; ``2.5
+    million people`` and ``nine of its robots`` count people and robots), else of the
+    content word just before it (``the population was 2,586``).
+    ``One of the five`` says nothing of its unit: ``UNKNOWN_MEASURE``.
+    """
+    word, text = words[at], words[at].text
+    beside = {fold(w.text) for w in words[max(0, at - 1) : at + 2]}
+    if beside & _MONTHS:
+        return "date"
+    if text[:1].isdigit() and text[-1:] == "s":
+        return "decade"
+    if text[:1].isdigit() and text[-1:].isalpha():
+        return "rank"
+    value = word.value or 0.0
+    if len(text) == 4 and text.isdigit() and 1000 <= value <= 2100:
+        return "year"
+    if at >= 2 and fold(words[at - 1].text) == "of" and _names_unit(words[at - 2]):
+        return f"{UNKNOWN_MEASURE}:{words[at - 2].key}"  # ``a population of 2,586``
+    following = list(words[at + 1 : at + 5])
+    if following and fold(following[0].text) in _SCALES:
+        following = following[1:]
+    if following and fold(following[0].text) == "of":  # ``twenty-nine of its robots``
+        following = [w for w in following if not w.stop]
+    if following and _names_unit(following[0]):
+        return f"{UNKNOWN_MEASURE}:{following[0].key}"
+    before = [w for w in words[max(0, at - 3) : at] if not w.stop]
+    if before and _names_unit(before[-1]):  # ``the population was 2,586``
+        return f"{UNKNOWN_MEASURE}:{before[-1].key}"
+    return UNKNOWN_MEASURE
+
+
+def _names_unit(word: Token) -> bool:
+    return not word.stop and word.value is None
 
 
 def context_keys(words: Sequence[Token], at: int) -> frozenset[str]:

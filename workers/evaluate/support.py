@@ -13,7 +13,7 @@ from dataclasses import dataclass, replace
 
 from workers.evaluate.claims import WEIGHTS, ClaimUnit, Sentence, UnitKind
 from workers.evaluate.lexicon import Token, fold, prefix
-from workers.evaluate.sources import InputText, NodeInput, NumberMention
+from workers.evaluate.sources import UNKNOWN_MEASURE, InputText, NodeInput, NumberMention
 
 #: An unlinked name costs this share of an unsupported one: it exists, the relation may not.
 UNLINKED = 0.25
@@ -197,13 +197,18 @@ def value_supported(text: str, value: float, values: frozenset[float]) -> bool:
 
 
 def _contradiction(unit: ClaimUnit, given: NodeInput) -> Contradiction | None:
+    """The input's number of the same measure, in the most similar context, if any.
+
+    ``12 days`` can contradict ``66 days``, a year another year; a count whose unit
+    neither text says (``One of the five``) contradicts nothing.
+    """
     (word,) = unit.words
-    if word.value is None:
+    if word.value is None or unit.measure == UNKNOWN_MEASURE:
         return None
     best: tuple[int, NumberMention, InputText] | None = None
     for text in given.texts:
         for mention in text.numbers:
-            if _year(mention.value) != _year(word.value) or mention.value == word.value:
+            if mention.measure != unit.measure or mention.value == word.value:
                 continue
             shared = len(mention.context & unit.context)
             if shared and (best is None or shared > best[0]):
@@ -213,10 +218,6 @@ def _contradiction(unit: ClaimUnit, given: NodeInput) -> Contradiction | None:
     _, mention, text = best
     about = tuple(sorted(mention.context & unit.context))
     return Contradiction(unit, mention.text, text.label, about)
-
-
-def _year(value: float) -> bool:
-    return value.is_integer() and 1000 <= value <= 2100
 
 
 @dataclass(frozen=True, slots=True)
