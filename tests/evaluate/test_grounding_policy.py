@@ -136,3 +136,12 @@ def test_only_numbers_of_one_measure_contradict() -> None:
     assert report_codes("The park opened in 1936.") == []
     assert report_codes("The park reopened on April 12 after the search.") == []
     assert report_codes("Three hikers were injured in 2015.") == []
+
+
+def test_a_people_or_adjective_of_a_place_is_supported_by_the_place() -> None:
+    source = Source(id="news", text="Gunmen attacked a college in Kenya. Canada and Iraq sent aid.")
+    for content in ("A Kenyan college was attacked.", "Canadian and Iraqi aid arrived."):
+        found = check_grounding(output("text", content), sources=(source,))
+        assert "UnsupportedName" not in {f.issue.code for f in found}, content
+    found = check_grounding(output("text", "A Nigerian college was attacked."), sources=(source,))
+    assert "UnsupportedName" in {f.issue.code for f in found}

@@ -178,10 +178,24 @@ def _supported(word: Token, kind: UnitKind, given: NodeInput) -> bool:
         return True
     if word.value is not None and word.value in given.values:
         return True
-    if kind is UnitKind.NAME and folded in given.acronyms:
+    if kind is UnitKind.NAME and (folded in given.acronyms or _demonym_of(folded, given)):
         return True
     family = prefix(word.key)
     return family is not None and family in given.prefixes
+
+
+#: Endings that make a people or an adjective of a place: Kenya -> Kenyan, Iraq -> Iraqi.
+_DEMONYM_ENDINGS = ("ians", "ian", "ans", "an", "ese", "is", "i", "n")
+
+
+def _demonym_of(folded: str, given: NodeInput) -> bool:
+    """``Kenyan`` is supported by ``Kenya``, ``Canadian`` by ``Canada``, ``Iraqi`` by ``Iraq``."""
+    for ending in _DEMONYM_ENDINGS:
+        base = folded.removesuffix(ending)
+        if base != folded and len(base) >= 4:
+            if any(base + vowel in given.keys for vowel in ("", "a", "o", "e")):
+                return True
+    return False
 
 
 def value_supported(text: str, value: float, values: frozenset[float]) -> bool:
