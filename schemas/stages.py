@@ -65,6 +65,7 @@ class IssueCode(StrEnum):
     UNSUPPORTED_NAME = "UnsupportedName"
     UNSUPPORTED_NUMBER = "UnsupportedNumber"
     UNLINKED_CLAIM = "UnlinkedClaim"
+    UNLINKED_WORDING = "UnlinkedWording"
     CONTRADICTS_INPUT = "ContradictsInput"
     MORE_UNSUPPORTED = "MoreUnsupported"
     # the judged part of the Wall

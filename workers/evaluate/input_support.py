@@ -142,18 +142,35 @@ def _support_findings(report: SupportReport, costs: Costs) -> list[Finding]:
         else:
             found.append(_unsupported(item, unit_penalty(item, report, costs)))
     for group in words.values():
-        spans = ", ".join(repr(i.unit.text) for i in group[:6])
-        found.append(
-            finding(
-                _G,
-                "UnsupportedWording",
-                f"{spans} in {_sentence_of(group[0])} not found in {group[0].checked}",
-                sum(unit_penalty(i, report, costs) for i in group),
-                field="claims",
-                fix="State only what the sources say, or cite where the rest comes from",
-            )
-        )
+        for unlinked in (False, True):
+            mine = [i for i in group if i.unlinked is unlinked]
+            if mine:
+                penalty = sum(unit_penalty(i, report, costs) for i in mine)
+                found.append(_wording(mine, penalty))
     return found
+
+
+def _wording(group: Sequence[Unsupported], penalty: float) -> Finding:
+    spans = ", ".join(repr(i.unit.text) for i in group[:6])
+    where = f"{spans} in {_sentence_of(group[0])}"
+    if group[0].unlinked:
+        return finding(
+            _G,
+            "UnlinkedWording",
+            f"{where} occur in the input, but not in the passage that states the rest of "
+            f"the sentence (checked against {group[0].checked})",
+            penalty,
+            field="claims",
+            fix="Relate only what the sources relate: check the passage this sentence comes from",
+        )
+    return finding(
+        _G,
+        "UnsupportedWording",
+        f"{where} not found in {group[0].checked}",
+        penalty,
+        field="claims",
+        fix="State only what the sources say, or cite where the rest comes from",
+    )
 
 
 def _sentence_of(item: Unsupported) -> str:

@@ -29,7 +29,8 @@ class Unsupported:
     checked: str
     """The part of the input it was checked against (the best match for its sentence)."""
     unlinked: bool = False
-    """Found in the input, but never in one sentence with the claim's other names."""
+    """Found in the input, but never with the claim's other names (a name), or not in the
+    passage that states the rest of the claim (a word)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -80,6 +81,7 @@ def check_support(
     for sentence in sentences:
         checked: InputText | None = None
         keyed = [u for u in sentence.units if _as_used(u, given).kind is not UnitKind.WORD]
+        found_words: list[ClaimUnit] = []
         for unit in map(lambda u: _as_used(u, given), sentence.units):
             if (task is not None and _restates(unit, task)) or unit.text in seen:
                 continue
@@ -89,7 +91,9 @@ def check_support(
             key_units += unit.kind is not UnitKind.WORD
             missing = _missing(unit, given, whole=whole_names)
             if not missing:
-                if unit.kind is not UnitKind.WORD and not _linked(unit, keyed, given):
+                if unit.kind is UnitKind.WORD:
+                    found_words.append(unit)
+                elif not _linked(unit, keyed, given):
                     checked = checked or best_match(sentence, given)
                     label = checked.label if checked else "the input"
                     unsupported.append(Unsupported(unit, (), weight * UNLINKED, label, True))
@@ -102,7 +106,27 @@ def check_support(
                 clash = _contradiction(unit, given)
                 if clash is not None:
                     contradictions.append(clash)
+        for unit in _spliced(sentence, found_words, given):
+            checked = checked or best_match(sentence, given)
+            label = checked.label if checked else "the input"
+            unsupported.append(Unsupported(unit, (), WEIGHTS[unit.kind] * UNLINKED, label, True))
     return SupportReport(total, key_units, tuple(unsupported), tuple(contradictions))
+
+
+def _spliced(sentence: Sentence, words: Sequence[ClaimUnit], given: NodeInput) -> list[ClaimUnit]:
+    """The sentence's words the input states, but not in the passage that best matches it.
+
+    A claim is stated somewhere: the passage (``LINK_SENTENCES`` sentences) sharing most
+    of the sentence's words. Words the input has only elsewhere were spliced in from
+    another context, as a name is unlinked when the input never states it with the
+    sentence's other names; they cost what an unlinked name does, a quarter.
+    """
+    if not words:
+        return []
+    wanted = set().union(*(_keys(u) for u in sentence.units))
+    windows = [w for text in given.texts for w in text.sentences]
+    best = max(windows, key=lambda w: len(wanted & w), default=frozenset())
+    return [u for u in words if not _keys(u) <= best]
 
 
 def _as_used(unit: ClaimUnit, given: NodeInput) -> ClaimUnit:
