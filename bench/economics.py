@@ -60,7 +60,16 @@ from workers.settings import Settings
 STAGES = (("novice", 0.2, 1.5), ("journeyman", 0.3, 1.2), ("expert", 0.5, 1.0))
 BREAKERS = (("closed", 0.85, 1.0), ("half_open", 0.10, 1.5), ("open", 0.05, 2.0))
 FLAG_RATES = {"final_deliverable": 0.04, "feeds_human_gate": 0.03, "irreversible": 0.02}
-POLICIES = ("learned", "cold_start", "always", "never", "random", "oracle", "rate_oracle")
+POLICIES = (
+    "learned",
+    "cold_start",
+    "always",
+    "never",
+    "random",
+    "oracle",
+    "rate_oracle",
+    "evidence_oracle",
+)
 #: The spend target, as a share of always-Stage-2's: the rate oracle's budget.
 SPEND_SHARE = 0.25
 RANDOM_DRAWS = 5
@@ -217,9 +226,30 @@ def simulate(sim: Simulation, seed: int, nodes: int) -> dict[str, Any]:
         "cold_start": _outcome(drawn, ours),
         "oracle": _outcome(drawn, [n.defective and n.stage1_passed for n in drawn]),
         "rate_oracle": _outcome(drawn, learning.rate_oracle(drawn, SPEND_SHARE)),
+        "evidence_oracle": _outcome(drawn, learning.evidence_oracle(drawn, SPEND_SHARE)),
+        "at_learned_spend": _at_learned_spend(drawn, learned),
         "always": _outcome(drawn, [n.stage1_passed for n in drawn]),
         "never": _outcome(drawn, [False] * nodes),
         "random": random_mean,
+    }
+
+
+def _at_learned_spend(drawn: list[Node], learned: list[bool]) -> dict[str, float]:
+    """Waste averted, as a share of always's, by the learned router and by both oracles
+    given the learned router's own spend: how close it comes to the best possible."""
+    always = _outcome(drawn, [n.stage1_passed for n in drawn])
+    mine = _outcome(drawn, learned)
+    share = mine["stage2_spend_usd"] / always["stage2_spend_usd"]
+    averted = always["waste_averted_usd"] or 1.0
+    return {
+        "spend_share": share,
+        "learned": mine["waste_averted_usd"] / averted,
+        "rate_oracle": _outcome(drawn, learning.rate_oracle(drawn, share))["waste_averted_usd"]
+        / averted,
+        "evidence_oracle": _outcome(drawn, learning.evidence_oracle(drawn, share))[
+            "waste_averted_usd"
+        ]
+        / averted,
     }
 
 
@@ -331,7 +361,12 @@ def run(
     summary = {p: {k: round(_mean(runs, p, k), 4) for k in KEYS} for p in POLICIES}
     always = summary["always"]
     ratios = {
-        p: _ratios(summary[p], always) for p in ("learned", "cold_start", "oracle", "rate_oracle")
+        p: _ratios(summary[p], always)
+        for p in ("learned", "cold_start", "oracle", "rate_oracle", "evidence_oracle")
+    }
+    same_spend = {
+        k: round(fmean(r["at_learned_spend"][k] for r in runs), 4)
+        for k in runs[0]["at_learned_spend"]
     }
     defective = fmean(r["defective"] for r in runs)
     _print_table(summary, defective)
@@ -350,6 +385,18 @@ def run(
         )
     )
     print(f"targets (learned): {met}; escalation rate {summary['learned']['escalation_rate']:.1%}")
+    bound = ratios["evidence_oracle"]["averted_ratio"]
+    print(
+        f"why 90% at 25% is out of reach: a router that knew every node's true failure rate and "
+        f"how Stage 1's evidence splits defective from good outputs averts {bound:.1%} at "
+        f"{SPEND_SHARE:.0%} of always's spend (rates alone: "
+        f"{ratios['rate_oracle']['averted_ratio']:.1%}); only the label oracle reaches 100%"
+    )
+    print(
+        f"at the learned router's own spend ({same_spend['spend_share']:.1%} of always's): "
+        f"learned averts {same_spend['learned']:.1%}, rate oracle {same_spend['rate_oracle']:.1%}, "
+        f"rate+evidence oracle {same_spend['evidence_oracle']:.1%}"
+    )
     extra = _learning(sim, seeds, nodes)
     for name, fig in extra["curve"].items():
         cal = extra["calibration"][name]
@@ -369,6 +416,7 @@ def run(
         "router_decided_rate": round(fmean(r["router_decided_rate"] for r in runs), 4),
         "policies": summary,
         "ratios_over_always": ratios,
+        "averted_at_learned_spend": same_spend,
         "targets_met": met,
         "learning": extra,
         "goals": {

@@ -45,6 +45,7 @@ def outcome_of(node: Node, escalated: bool) -> TrainingOutcome:
         evidence=evidence_of(request, node.stage1),
         failed=node.defective,
         stage2_caught=node.ceiling_flags if escalated and node.defective else None,
+        prior_scale=request.skill.stage.factor * request.skill.breaker.penalty,
     )
 
 
@@ -163,6 +164,51 @@ def rate_oracle(nodes: Sequence[Node], share: float) -> list[bool]:
     for i in order:
         if spent + nodes[i].stage2_cost > budget:
             break
+        chosen[i] = True
+        spent += nodes[i].stage2_cost
+    return chosen
+
+
+def evidence_oracle(nodes: Sequence[Node], share: float) -> list[bool]:
+    """The best a router working from rates and Stage 1 evidence can do on ``share`` of always.
+
+    It knows each node's true failure rate (no router does) and how Stage 1's evidence
+    (whether the Wall found issues) and the Ceiling's catches split defective from good
+    outputs in this run (likelihoods counted from the labels). After the hard rules, it
+    escalates Stage-1 passes by expected averted waste per Stage 2 dollar,
+    P(defective | rate, evidence) x P(caught | defective, evidence) x waste / cost, until
+    it has spent ``share`` of what always spends.
+    """
+
+    def evidence(n: Node) -> bool:
+        return bool(n.stage1.wall.issues)
+
+    passes = [n for n in nodes if n.stage1_passed]
+    bad, good = sum(n.defective for n in nodes) or 1, sum(not n.defective for n in nodes) or 1
+    rows = {}
+    for seen in (False, True):
+        group = [n for n in passes if evidence(n) is seen]
+        defective = [n for n in group if n.defective]
+        rows[seen] = (
+            len(defective) / bad,  # P(passes with this evidence | defective)
+            (len(group) - len(defective)) / good,  # P(passes with this evidence | good)
+            sum(n.ceiling_flags for n in defective) / len(defective) if defective else 0.0,
+        )
+
+    def value(n: Node) -> float:
+        like_bad, like_good, caught = rows[evidence(n)]
+        r = n.true_fail
+        p = r * like_bad / (r * like_bad + (1 - r) * like_good or 1.0)
+        return p * caught * n.waste / max(n.stage2_cost, 1e-9)
+
+    budget = share * sum(n.stage2_cost for n in passes)
+    chosen = [n.stage1_passed and any(n.request.flags.model_dump().values()) for n in nodes]
+    spent = sum(n.stage2_cost for n, c in zip(nodes, chosen, strict=True) if c)
+    order = sorted((i for i, n in enumerate(nodes) if n.stage1_passed and not chosen[i]),
+                   key=lambda i: value(nodes[i]), reverse=True)  # fmt: skip
+    for i in order:
+        if spent + nodes[i].stage2_cost > budget:
+            continue  # a cheaper one may still fit
         chosen[i] = True
         spent += nodes[i].stage2_cost
     return chosen

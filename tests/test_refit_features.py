@@ -68,3 +68,28 @@ def test_the_fit_leaves_each_outcomes_own_label_out_of_its_prior() -> None:
         features(loo, row.evidence)["prior_logit"]
         < features(in_sample, row.evidence)["prior_logit"]
     )
+
+
+def test_nodes_of_one_skill_keep_their_claimed_rates_apart_once_its_record_is_long() -> None:
+    import random
+
+    from schemas.result import FloorResult, Stage1Result, WallResult
+    from tests.evaluate.builders import request, skill
+    from workers.evaluate.calibration import fit
+
+    rng = random.Random(4)
+    rows = []
+    for _ in range(1500):  # one skill, claims spread 0.75..0.98, failing as claimed
+        claimed = rng.uniform(0.75, 0.98)
+        failed = rng.random() < 1 - claimed
+        rows.append(TrainingOutcome(skill_id="skill-1", claimed_success_rate=claimed,
+                                    prior=1 - claimed, evidence=Evidence(wall_grade=1.0),
+                                    failed=failed, prior_scale=1.0))  # fmt: skip
+    model = fit(rows, version="v1-n1500", min_outcomes=200)
+    stage1 = Stage1Result(passed=True, floor=FloorResult(passed=True),
+                          wall=WallResult(passed=True, grade=1.0))  # fmt: skip
+    # The skill's pooled record (pseudo-count 20 against 1500) says ~0.86 for both.
+    low, high = (posterior(request(skill=skill(rate)), stage1, model) for rate in (0.75, 0.98))
+    assert abs(low.skill_success - high.skill_success) < 0.01
+    assert low.probability > 2 * high.probability  # the claim still ranks them
+    assert low.terms["claim_logit"] > high.terms["claim_logit"]

@@ -82,11 +82,18 @@ def _sigmoid(z: float) -> float:
     return e / (1.0 + e)
 
 
-def features(prior: float, evidence: Evidence) -> dict[str, float]:
-    """The map's features: the prior's logit and Stage 1's evidence, each near unit scale."""
+def features(prior: float, evidence: Evidence, claim: float | None = None) -> dict[str, float]:
+    """The map's features: the priors' logits and Stage 1's evidence, each near unit scale.
+
+    ``prior`` is the seed formula over the skill's record (its Beta posterior), ``claim``
+    the same formula over the rate the caller claimed for this node (``prior`` when not
+    given). Both, because a skill's pooled record says nothing about why one request
+    claims 0.75 and the next 0.98: the claim keeps ranking nodes within a skill.
+    """
     grade = evidence.wall_grade
     return {
         "prior_logit": _logit(prior),
+        "claim_logit": _logit(prior if claim is None else claim),
         "wall_gap": 0.0 if grade is None else 1.0 - grade,
         "wall_missing": 1.0 if grade is None else 0.0,
         "wall_issues": math.log1p(evidence.wall_issues),
@@ -132,7 +139,7 @@ def posterior(
     if model is None or model.outcomes < model.min_outcomes or not model.weights:
         version = model.version if model is not None else None
         return Posterior(prior, success, {}, adjusted, catch_rate(model), version)
-    feats = features(min(1.0, adjusted), evidence_of(request, stage1))
+    feats = features(min(1.0, adjusted), evidence_of(request, stage1), min(1.0, prior))
     # The intercept is a term too: the logit is their sum, so the breakdown re-derives P(fail).
     terms = {"bias": round(model.bias, 6)}
     terms.update({k: round(model.weights.get(k, 0.0) * v, 6) for k, v in feats.items()})
@@ -182,11 +189,13 @@ def with_historical_reliability(
     return request.model_copy(update={"signals": updated})
 
 
-def predict(model: CalibrationModel, prior: float, evidence: Evidence) -> float:
+def predict(
+    model: CalibrationModel, prior: float, evidence: Evidence, claim: float | None = None
+) -> float:
     """The map's P(fail) from a prior and evidence (the prior alone below ``min_outcomes``)."""
     if model.outcomes < model.min_outcomes or not model.weights:
         return prior
-    feats = features(prior, evidence)
+    feats = features(prior, evidence, claim)
     return _sigmoid(model.bias + sum(model.weights.get(k, 0.0) * v for k, v in feats.items()))
 
 
@@ -210,12 +219,12 @@ def fit(
     bias, weights = 0.0, dict[str, float]()
     if len(outcomes) >= min_outcomes:
         rows = [
-            (features(p, o.evidence), 1.0 if o.failed else 0.0)
+            (features(p, o.evidence, o.prior), 1.0 if o.failed else 0.0)
             for p, o in zip(priors, outcomes, strict=True)
         ]
         bias, weights = _gradient_descent(rows, steps=steps, rate=rate, l2=l2)
     graded = [
-        (features(p, o.evidence), 1.0 if o.stage2_caught else 0.0)
+        (features(p, o.evidence, o.prior), 1.0 if o.stage2_caught else 0.0)
         for p, o in zip(priors, outcomes, strict=True)
         if o.stage2_caught is not None
     ]

@@ -41,7 +41,10 @@ def holdout_scores(
     failed = [r.failed for r in held]
     return {
         "prior": ([r.prior for r in held], failed),
-        "learned": ([predict(model, prior_under(model, r), r.evidence) for r in held], failed),
+        "learned": (
+            [predict(model, prior_under(model, r), r.evidence, r.prior) for r in held],
+            failed,
+        ),
     }
 
 
