@@ -62,14 +62,16 @@ def test_economics_compares_four_policies_and_plots(tmp_path: Path) -> None:
 
 @pytest.mark.integration
 @pytest.mark.usefixtures("redis_server")
-def test_overhead_measures_fleet_and_bare(tmp_path: Path) -> None:
+def test_overhead_measures_fleet_hand_rolled_and_bare(tmp_path: Path) -> None:
     overhead.run(20, out_dir=tmp_path, timeout_s=60)
     data = _load(tmp_path / "overhead.json")
-    for run in ("bare", "fleet"):
+    for run in ("bare", "handrolled", "fleet"):
         figures = data[run]
         assert isinstance(figures, dict)
         assert figures["n"] == 20 and figures["seconds"] > 0
     assert isinstance(data["ratio_fleet_over_bare"], float)
+    assert isinstance(data["ratio_fleet_over_handrolled"], float)
+    assert data["pools"] == {"stage1": "threads", "router": "threads", "stage2": "threads"}
 
 
 @pytest.mark.integration
@@ -84,13 +86,21 @@ def test_latency_reports_percentiles(tmp_path: Path) -> None:
 
 @pytest.mark.integration
 @pytest.mark.usefixtures("redis_server")
-def test_stage1_io_measures_a_pool_against_its_bound(tmp_path: Path) -> None:
-    stage1_io.run((("threads", 4),), out_dir=tmp_path)
+def test_stage1_io_measures_each_pool_and_the_server_alone_against_their_bounds(
+    tmp_path: Path,
+) -> None:
+    stage1_io.run((("threads", 4), ("gevent", 8)), slow_configs=(), bursts=(8,), out_dir=tmp_path)
     data = _load(tmp_path / "stage1_io.json")
     assert data["measured_worker"] == "stage1"
     rows = data["rows"]
     assert isinstance(rows, list)
-    assert rows[0]["judged"] == rows[0]["reviews"]
-    assert rows[0]["escalated"] == 0
-    assert rows[0]["bound_per_s"] == 20.0
+    assert [(r["pool"], r["bound_per_s"]) for r in rows] == [("threads", 20.0), ("gevent", 40.0)]
+    for row in rows:
+        assert row["judged"] == row["reviews"]
+        assert row["escalated"] == 0
+        assert row["worker_cpu_ms_per_review"] > 0
+    bursts = data["model_server_alone"]
+    assert isinstance(bursts, list) and len(bursts) == 1
+    alone = bursts[0]
+    assert alone["connections"] == 8 and alone["requests"] == 40 and alone["bound_per_s"] == 40.0
     assert isinstance(data["recommendation"], str)
