@@ -54,6 +54,19 @@ def test_extractive_needs_every_word_of_a_name() -> None:
     assert grounding("Maria Lopez Garcia.", EXTRACTIVE) < 0.8
 
 
+def test_extractive_numbers_are_the_inputs_exactly() -> None:
+    source = Source(id="airport", text="The terminal handled 286,412 passengers in 2012.")
+    task = "How many passengers did the terminal handle in 2012?"
+
+    def score(content: str, policy: GroundingPolicy) -> float:
+        wall = score_wall(output("text", content), task=task, sources=(source,), grounding=policy)
+        return wall.scores[Dimension.GROUNDING]
+
+    assert score("286,412 passengers.", EXTRACTIVE) == 1.0
+    assert score("About 286,000 passengers.", ABSTRACTIVE) >= 0.8  # a round figure
+    assert score("About 286,000 passengers.", EXTRACTIVE) < 0.8
+
+
 def test_open_allows_outside_facts_but_not_contradictions_or_misquotes() -> None:
     outside = "Maria Lopez founded Acme Robotics; she once worked with Jean Dupont at Renault."
     assert grounding(outside, ABSTRACTIVE) < 0.8

@@ -51,9 +51,7 @@ def check_against_input(
     """
     found = _citations(prose, given) + _quotations(prose, given)
     extractive = policy is GroundingPolicy.EXTRACTIVE
-    report = check_support(
-        claim_sentences(prose, qualifiers=extractive), given, whole_names=extractive
-    )
+    report = check_support(claim_sentences(prose, qualifiers=extractive), given, literal=extractive)
     if policy is not GroundingPolicy.OPEN:
         costs = EXTRACTIVE_COSTS if extractive else COSTS
         found += _support_findings(report, costs)

@@ -64,13 +64,14 @@ class SupportReport:
 
 
 def check_support(
-    sentences: Sequence[Sentence], given: NodeInput, *, whole_names: bool = False
+    sentences: Sequence[Sentence], given: NodeInput, *, literal: bool = False
 ) -> SupportReport:
     """Check every unit of every sentence against the whole input.
 
     Units that only restate the task (the question's own names, echoed in the answer)
     are left out of the totals: what an answer claims is what it adds to its task.
-    ``whole_names``: every word of a name must be stated (an extractive output adds none).
+    ``literal`` (an extractive output, which restates its input): every word of a name must
+    be stated, and every number exactly as the input gives it.
     """
     task = next((t for t in given.texts if t.is_task), None)
     total = 0.0
@@ -89,7 +90,7 @@ def check_support(
             weight = WEIGHTS[unit.kind]
             total += weight
             key_units += unit.kind is not UnitKind.WORD
-            missing = _missing(unit, given, whole=whole_names)
+            missing = _missing(unit, given, literal=literal)
             if not missing:
                 if unit.kind is UnitKind.WORD:
                     found_words.append(unit)
@@ -179,23 +180,26 @@ def best_match(sentence: Sentence, given: NodeInput) -> InputText | None:
     return ranked[0] if ranked else None
 
 
-def _missing(unit: ClaimUnit, given: NodeInput, *, whole: bool = False) -> tuple[str, ...]:
+def _missing(unit: ClaimUnit, given: NodeInput, *, literal: bool = False) -> tuple[str, ...]:
     """The unit's words the input lacks; a name is one thing, not a bag of words.
 
     ``Craig Williams`` is not supported by ``Craig Newmark``: a name counts as supported
     when most of its words are (``Officer Michael Slager`` by ``Michael Slager``), and
-    otherwise as wholly unsupported. With ``whole``, a name missing any word is unsupported.
+    otherwise as wholly unsupported. ``literal``: a name missing any word is unsupported,
+    and a number must be the input's exactly (``300,000`` is not ``286,000`` rounded).
     """
-    missing = tuple(w.text for w in unit.words if not _supported(w, unit.kind, given))
-    if unit.kind is UnitKind.NAME and missing and whole:
+    missing = tuple(w.text for w in unit.words if not _supported(w, unit.kind, given, literal))
+    if unit.kind is UnitKind.NAME and missing and literal:
         return tuple(w.text for w in unit.words)
     if unit.kind is UnitKind.NAME and missing:
         return () if 2 * len(missing) < len(unit.words) else tuple(w.text for w in unit.words)
     return missing
 
 
-def _supported(word: Token, kind: UnitKind, given: NodeInput) -> bool:
+def _supported(word: Token, kind: UnitKind, given: NodeInput, literal: bool = False) -> bool:
     if word.value is not None and word.text[:1].isdigit():
+        if literal:
+            return word.value in given.values
         return value_supported(word.text, word.value, given.values)
     folded = fold(word.text)
     if word.key in given.keys or folded in given.keys:
