@@ -5,10 +5,10 @@ fresh deployment decides as the seed does (Worked Example 2). Outcomes then move
 two ways: the skill's success rate becomes a Beta posterior whose prior is the claimed
 rate worth ``pseudo_count`` outcomes, so a record that contradicts the claim wins once it
 is long enough; and, once the model has seen ``min_outcomes``, a logistic map from the
-prior and Stage 1's evidence (Wall grade, issues, disagreement, kind, attempt) to
-observed failure replaces the prior, because a node that scraped through the Wall at
-0.61 is not as safe as one that passed at 1.0. Fitting is plain gradient descent here,
-called by a refit task, never by the router.
+priors (over the record and over the claim) and Stage 1's evidence (Wall grade, issues,
+disagreement, kind, attempt) to observed failure replaces the prior, because a node that
+scraped through the Wall at 0.61 is not as safe as one that passed at 1.0. Fitting is
+plain gradient descent here, called by a refit task, never by the router.
 """
 
 from __future__ import annotations
