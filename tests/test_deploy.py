@@ -509,7 +509,8 @@ def test_keda_queue_names_are_the_celery_queue_names() -> None:
 
 
 def test_keda_list_length_follows_the_documented_formula() -> None:
-    deployments = worker_deployments(build(K8S / "base"))
+    ((_, docs),) = keda_variants()  # its workers' concurrency: the overlay may patch it
+    deployments = worker_deployments(docs)
     for so in load_docs(K8S / "components/keda/scaledobjects.yaml"):
         ann = so["metadata"]["annotations"]
         queue = so["spec"]["triggers"][0]["metadata"]["listName"]
@@ -555,17 +556,37 @@ def test_each_worker_has_exactly_one_autoscaler(rendered: tuple[Path, list[Doc]]
 
 
 def test_worker_commands_match_the_procfile(rendered: tuple[Path, list[Doc]]) -> None:
+    """The Procfile's lines; with a model judge, Stage 1 and 2 on the launcher's I/O pool."""
+    from workers.fleet.queues import Queue
+    from workers.local.commands import concurrency_for, model_judge_in, pool_for
+
     path, docs = rendered
     expected = procfile()
+    model_judge = model_judge_in(
+        {**worker_config(docs), "WINDAGS_ANTHROPIC_API_KEY": "from-the-secret"}
+    )
     deployments = worker_deployments(docs)
     assert set(deployments) == QUEUES, path
     for queue, deployment in deployments.items():
         (c,) = deployment["spec"]["template"]["spec"]["containers"]
         assert "command" not in c, "keep the image ENTRYPOINT (tini) as PID 1: use args"
         got, want = celery_options(c["args"]), celery_options(expected[queue])
+        pool = pool_for(Queue(queue), model_judge=model_judge)
+        if pool != want["--pool"]:
+            want |= {"--pool": pool, "--concurrency": str(concurrency_for(Queue(queue), pool))}
         assert got["-Q"] == queue, f"{path}: {deployment['metadata']['name']} consumes {got['-Q']}"
         for flag in ("-Q", "-n", "--pool", "--concurrency", "--prefetch-multiplier"):
             assert got.get(flag) == want.get(flag), f"{path}: {queue} {flag}"
+
+
+def test_production_runs_the_stages_that_call_claude_on_gevent() -> None:
+    docs = build(K8S / "overlays/production")
+    assert worker_config(docs)["WINDAGS_JUDGE_BACKEND"] == "anthropic"
+    pools = {
+        queue: celery_options(d["spec"]["template"]["spec"]["containers"][0]["args"])["--pool"]
+        for queue, d in worker_deployments(docs).items()
+    }
+    assert pools == {"stage1": "gevent", "router": "threads", "stage2": "gevent"}
 
 
 def test_probes_ping_the_worker_itself(rendered: tuple[Path, list[Doc]]) -> None:

@@ -24,7 +24,7 @@ IO_POOL = "gevent"
 #: Threads per worker kind with the built-in judge (and the router always).
 DEFAULT_CONCURRENCY = {Queue.STAGE1: 4, Queue.ROUTER: 2, Queue.STAGE2: 4}
 #: Greenlets per worker kind on ``IO_POOL``: model calls in flight per process.
-IO_CONCURRENCY = {Queue.STAGE1: 100, Queue.STAGE2: 100}
+IO_CONCURRENCY = {Queue.STAGE1: 100, Queue.STAGE2: 50}
 
 
 def model_judge_in(env: Mapping[str, str]) -> bool:
