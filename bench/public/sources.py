@@ -11,6 +11,7 @@ from bench.public import (
     halueval,
     humaneval,
     jsonschema_suite,
+    pypi_readmes,
     sqlglot_fixtures,
 )
 from bench.public.case import Loaded
@@ -24,6 +25,7 @@ LOADERS: dict[str, Loader] = {
     humaneval.BENCHMARK: humaneval.load,
     jsonschema_suite.BENCHMARK: jsonschema_suite.load,
     sqlglot_fixtures.BENCHMARK: sqlglot_fixtures.load,
+    pypi_readmes.BENCHMARK: pypi_readmes.load,
     **{name: partial(halueval.load, name) for name in halueval.LAYOUTS},
 }
 

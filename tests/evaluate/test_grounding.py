@@ -133,3 +133,24 @@ def test_url_prefixes_and_templates_in_code_are_not_malformed_links() -> None:
     assert check_grounding(output("python", code)) == []
     broken = 'DOCS = "http:/example.com/docs"\n'
     assert [f.issue.code for f in check_grounding(output("python", broken))] == ["MalformedURL"]
+
+
+@pytest.mark.parametrize(
+    "content",
+    [
+        "Compression follows the extension (RFC 7692); dates are ISO 8601 (ISO 8601).",
+        "Send traces to `http://collector:4318` or to http://localhost/v1/traces.",
+        r"Print `\x1b]8;;http://example.com\x07Click\x1b]8;;\x07` to make a link.",
+        "Both http: and https: schemes work; point it at http://<host>:<port>/.",
+    ],
+)
+def test_real_documentation_idioms_are_not_grounding_defects(content: str) -> None:
+    # Each from a description published on PyPI (websocket-client, this project, wcwidth,
+    # httpcore2): a document number is not an author-year citation, and a link ends at a
+    # backtick, a backslash escape or a placeholder's bracket.
+    assert check_grounding(output("markdown", content)) == []
+
+
+def test_a_real_author_with_an_impossible_year_is_still_fabricated() -> None:
+    found = check_grounding(output("text", "Caching always helps (Smith, 2150)."))
+    assert [f.issue.code for f in found] == ["FabricatedCitation"]

@@ -6,9 +6,11 @@ import json
 
 import pytest
 
+from bench.public.pypi_readmes import load as pypi_readmes
 from schemas.request import OutputContract
-from workers.evaluate.findings import score_after
-from workers.evaluate.substance import check_substance
+from workers.evaluate.filler import prose_text
+from workers.evaluate.findings import score_after, words
+from workers.evaluate.substance import check_substance, distinct_ratio
 
 from .builders import CLEAN_TEXT, GOOD_PYTHON, output
 from .realdata import stdlib_source
@@ -229,3 +231,26 @@ def _codes(
     return [
         f.issue.code for f in check_substance(output(kind, content), task=task, contract=contract)
     ]
+
+
+def test_long_varied_prose_is_not_repetitive_however_long() -> None:
+    # Real descriptions published on PyPI (tunable items of the pypi-readme benchmark):
+    # their plain distinct-word ratio is under 0.3 only because they are long.
+    long_ones = {
+        c.id: c.request["output"]["content"]
+        for c in pypi_readmes().cases
+        if c.id in {"fonttools", "tqdm", "charset-normalizer"}
+    }
+    assert long_ones, "none of the long descriptions is installed"
+    for name, content in long_ones.items():
+        tokens = words(prose_text(content))
+        assert len(set(tokens)) / len(tokens) < 0.3, name
+        assert distinct_ratio(tokens) > 0.5, name
+        kind = "markdown" if content.lstrip().startswith("#") else "text"
+        assert "Repetitive" not in {f.issue.code for f in check_substance(output(kind, content))}
+
+
+def test_a_long_text_saying_one_thing_again_and_again_is_repetitive() -> None:
+    paragraph = "The cache is fast because the cache keeps the hot keys in memory. "
+    findings = check_substance(output("text", paragraph * 60))
+    assert "Repetitive" in {f.issue.code for f in findings}

@@ -29,17 +29,24 @@ _G = Dimension.GROUNDING
 #: ``[2]`` in prose; not ``x[2]``, ``[[2]``, ``[2]:`` (an entry) or ``[2](url)`` (a link).
 _MARKER = re.compile(r"(?<![\w\]\[])\[(\d{1,3})\](?![:(\[])")
 _ENTRY = re.compile(r"^\s*(?:\[(\d{1,3})\]:?|(\d{1,3})\.)\s+\S", re.M)
+#: ``(Smith, 2019)``, ``(Lee et al. 2020)``: an author is a name, so ``(RFC 7692)`` and
+#: ``(ISO 8601)``, which number a document, are not author-year citations.
 _AUTHOR_YEAR = re.compile(
-    r"\(([A-Z][A-Za-z\-]+(?: et al\.)?(?: (?:and|&) [A-Z][A-Za-z\-]+)?),? "
+    r"\(([A-Z][a-z][A-Za-z\-]*(?: et al\.)?(?: (?:and|&) [A-Z][A-Za-z\-]+)?),? "
     r"(\d{4})[a-z]?\)"
 )
-_URL = re.compile(r"\bhttps?:/{0,3}[^\s)\]>\"']*", re.I)
+#: A link ends where prose or markup resumes: a space, a bracket, a quote, a backtick
+#: (``http://host:4318``), a backslash escape (``http://example.com\x07``), a tag.
+_URL = re.compile(r"\bhttps?:/{0,3}[^\s)\]<>\"'`\\]*", re.I)
+#: A dotted host, or a one-label host with a port or ``localhost`` (``http://collector:4318``).
 _WELL_FORMED_URL = re.compile(
-    r"^https?://[A-Za-z0-9\-]+(?:\.[A-Za-z0-9\-]+)+(?::\d+)?(?:[/?#]\S*)?$", re.I
+    r"^https?://(?:[A-Za-z0-9\-]+(?:\.[A-Za-z0-9\-]+)+(?::\d+)?|[A-Za-z0-9\-]+:\d+|localhost)"
+    r"(?:[/?#]\S*)?$",
+    re.I,
 )
-#: A scheme alone (``startswith("http://")``) or with a placeholder (``'http://%s:%d/'``,
-#: ``f"https://{host}/"``) is a prefix or a template that code fills in, not a link.
-_TEMPLATE = re.compile(r"^https?://$|%[sdr(]|\{[^{}]*\}|<[a-z_-]+>", re.I)
+#: A scheme alone (``startswith("http://")``, "http: and https:") or with a placeholder
+#: (``'http://%s:%d/'``, ``f"https://{host}/"``) is a prefix, a template or a scheme's name.
+_TEMPLATE = re.compile(r"^https?:/*$|%[sdr(]|\{[^{}]*\}", re.I)
 _CLAIM = re.compile(
     r"\b(?:studies (?:show|prove|have shown)|research (?:shows|proves|has shown)|"
     r"experts (?:agree|say)|it is (?:well[- ]known|proven|a fact)|scientists have proven|"

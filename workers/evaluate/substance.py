@@ -144,12 +144,37 @@ def _thin(message: str, penalty: float = 0.5) -> Finding:
     )
 
 
+#: Words per window of the distinct-word ratio: long enough for a sentence to repeat in.
+REPETITION_WINDOW = 100
+
+
+def distinct_ratio(tokens: list[str], window: int = REPETITION_WINDOW) -> float:
+    """The mean share of distinct words in each run of ``window`` words (MATTR).
+
+    The plain ratio falls with length however varied the prose (a 10,000-word manual
+    reuses its words), so it is measured over windows: a text saying one thing again
+    and again scores low at any length, a long and varied one does not.
+    """
+    if len(tokens) <= window:
+        return len(set(tokens)) / max(1, len(tokens))
+    counts = Counter(tokens[:window])
+    total = len(counts)
+    for i in range(window, len(tokens)):
+        incoming, outgoing = tokens[i], tokens[i - window]
+        counts[incoming] += 1
+        counts[outgoing] -= 1
+        if counts[outgoing] == 0:
+            del counts[outgoing]
+        total += len(counts)
+    return total / (len(tokens) - window + 1) / window
+
+
 def _repetition(content: str) -> list[Finding]:
     found: list[Finding] = []
     text = prose_text(content)
     tokens = words(text)
     if len(tokens) >= 30:
-        unique = len(set(tokens)) / len(tokens)
+        unique = distinct_ratio(tokens)
         if unique < 0.3:
             found.append(
                 finding(

@@ -1,0 +1,64 @@
+"""``pypi-readme``: the project descriptions of the installed distributions, as published.
+
+Every distribution installed beside the engine (its dependencies and dev tools) carries
+its maintainers' long description (README, changelog) in its ``METADATA``: real prose
+and markdown that nobody on this project wrote, each a good output (expect accept) for
+the task of writing that package's description. The id is the distribution's normalised
+name; this project's own description is left out. Markdown descriptions are reviewed as
+``markdown``, reStructuredText and plain ones as ``text``. Which distributions (and
+versions) are read is the environment's: ``pip freeze`` says.
+"""
+
+from __future__ import annotations
+
+import importlib.metadata
+import re
+
+from bench.public.case import GOOD, MAX_OUTPUT_CHARS, Expect, Loaded, case, make_request
+from bench.public.heldout import is_held_out
+
+BENCHMARK = "pypi-readme"
+#: This project's own description: written here, so it measures nothing.
+OWN = "windags-evaluator"
+#: Descriptions shorter than this are a title or a link, not prose to review.
+MIN_CHARS = 200
+
+
+def normalised(name: str) -> str:
+    """PEP 503 normalisation: ``typing_extensions`` is ``typing-extensions``."""
+    return re.sub(r"[-_.]+", "-", name).lower()
+
+
+def load(limit: int | None = None) -> Loaded:
+    """Good cases from the installed distributions' descriptions, in name order."""
+    loaded = Loaded(BENCHMARK)
+    described: dict[str, tuple[str, str]] = {}
+    for dist in importlib.metadata.distributions():
+        meta = dist.metadata.json
+        name = normalised(str(meta.get("name", "")))
+        if name and name != OWN:
+            body = str(meta.get("description", ""))
+            described[name] = (body, str(meta.get("description_content_type", "")))
+    for name, (body, content_type) in sorted(described.items()):
+        if is_held_out(BENCHMARK, name):
+            loaded.held_out += 1
+            continue
+        if limit is not None and len(loaded.cases) >= limit:
+            break
+        if len(body.strip()) < MIN_CHARS:
+            loaded.skip("no description to speak of")
+            continue
+        if len(body) > MAX_OUTPUT_CHARS:
+            loaded.skip("longer than the intake limit")
+            continue
+        request = make_request(
+            benchmark=BENCHMARK,
+            item_id=name,
+            label=GOOD,
+            kind="markdown" if "markdown" in content_type else "text",
+            content=body,
+            skill="readme-writer",
+            task=f"Write the project description (README) of the Python package {name}.",
+        )
+        loaded.cases.append(case(BENCHMARK, name, Expect.ACCEPT, GOOD, request))
+    return loaded
