@@ -16,6 +16,15 @@ the content-hash verdict cache (``CachedJudge``) never answers for the model; a 
 counts as judged only if it shows the model's tokens and no judge error. The bound is
 concurrency / latency: what the pool could do if everything but the model were free.
 Rate = N / (last publish - first enqueue), after a warm-up round per configuration.
+
+Pools: threads 16/32/64 and prefork 2 (what the Procfile could run), gevent 100/200 (what
+the launcher runs with a model judge), and the gevent rows again against a 1 s model,
+whose bound is below what the worker's CPU allows. Each row also gives the CPU each
+process used while it ran (% of one core: the Stage 1 worker, the router, the model
+server, Redis) and the worker's CPU per review: 1000 / that figure is the most reviews/s
+one core can give, whatever the pool. The model server is first measured alone
+(``bench.messages_burst``: 100 and 200 raw keep-alive connections at once, its rate
+against the same bound), to show it is not what limits the worker.
 """
 
 from __future__ import annotations
@@ -138,6 +147,7 @@ def measure(
     pool: str,
     concurrency: int,
     others: dict[str, int] | None = None,
+    latency_s: float = LATENCY_S,
 ) -> dict[str, Any]:
     """Throughput of one Stage 1 worker with this pool, against its bound.
 
@@ -166,7 +176,7 @@ def measure(
             proc.send_signal(signal.SIGTERM)
         for proc in (stage1, router):
             proc.wait(timeout=60)
-    rate, bound = count / seconds, concurrency / LATENCY_S
+    rate, bound = count / seconds, concurrency / latency_s
     return {
         "pool": pool,
         "concurrency": concurrency,
@@ -247,7 +257,7 @@ def _measure_at(
             WINDAGS_JUDGE_TIMEOUT_S="10",
         )
         rows = [
-            {"latency_s": latency_s, **measure(redis_server.url, env, pool, c, others)}
+            {"latency_s": latency_s, **measure(redis_server.url, env, pool, c, others, latency_s)}
             for pool, c in configs
         ]
     return rows, [{"latency_s": latency_s, **b} for b in alone]

@@ -19,9 +19,11 @@ Why each reliability setting (see DESIGN.md, "What the stack really promises"):
   BRPOP-then-write leaves a window where the message is nowhere).
 - prefetch of 1: a slow Stage 2 call holds no other message hostage (prefetched
   messages count against the visibility timeout too).
-- soft/hard time limits per queue. Celery enforces them only in the prefork pool; under
-  the threads pool the Procfile uses, the bound is the judge's own timeout and retry
-  budget, which ``Settings`` refuses to boot unless they fit inside each soft limit.
+- soft/hard time limits per queue. Celery enforces both in the prefork pool and the hard
+  one in the gevent pool (a ``gevent.Timeout`` in the task's greenlet; the message is not
+  acked, so Redis redelivers it after the visibility timeout); under the threads pool the
+  Procfile uses, the bound is the judge's own timeout and retry budget, which
+  ``Settings`` refuses to boot unless they fit inside each soft limit.
 - results go to our stream, not Celery's result backend (``task_ignore_result``).
 - bounded waits: every broker connection has socket connect and read timeouts
   (``Settings.redis_socket_timeout_s``, ``redis_connect_timeout_s``): a Redis that accepts
