@@ -9,7 +9,9 @@ flags). A round trip is enqueue to stream entry in each:
 - hand-rolled: what a user would write by hand, stage1 task -> router task -> XADD with
   the same engine, late acks, kombu's stock transport (``bench.handrolled_app``);
 - fleet: Stage 1, the router (and Stage 2 when escalated: these requests do not
-  escalate) and the publication, with every guarantee the fleet keeps.
+  escalate) and the publication, with every guarantee the fleet keeps;
+- the fleet again with every worker on gevent: the built-in judge is CPU-bound, and the
+  launcher keeps it on threads where that measures better.
 
 The elapsed time runs from the first enqueue to the last entry's publish time (the
 stream entry id is the Redis clock in ms).
@@ -35,7 +37,7 @@ from bench.bare_app import TASK, bare_command, client_app
 from bench.handrolled_app import handrolled_command
 from workers.client import ReviewClient
 from workers.fleet.queues import Queue
-from workers.local.commands import concurrency_for, model_judge_in, pool_for
+from workers.local.commands import IO_POOL, concurrency_for, model_judge_in, pool_for
 from workers.local.launcher import DEFAULT_CONCURRENCY
 from workers.settings import Settings
 
@@ -210,7 +212,13 @@ def run(n: int, *, out_dir: Path | None = None, timeout_s: float = 600) -> dict[
             hand = run_handrolled(server.url, settings, n, timeout_s=timeout_s)
         with common.running_fleet(server.url, env):
             fleet = run_fleet(server.url, settings, n, timeout_s=timeout_s)
+        # The pool a model judge gets, with the built-in judge's CPU-bound work: whether
+        # threads are the better pool for it (the launcher keeps them there).
+        green = {Queue.STAGE1: DEFAULT_CONCURRENCY[Queue.STAGE1], Queue.STAGE2: 4}
+        with common.running_fleet(server.url, env, green, IO_POOL):
+            fleet_gevent = run_fleet(server.url, settings, n, timeout_s=timeout_s)
     over_hand = round(fleet["seconds"] / hand["seconds"], 2)
+    gevent_over_threads = round(fleet_gevent["seconds"] / fleet["seconds"], 2)
     over_bare = round(fleet["seconds"] / bare["seconds"], 2)
     figures: dict[str, Any] = {
         "n": n,
@@ -222,6 +230,8 @@ def run(n: int, *, out_dir: Path | None = None, timeout_s: float = 600) -> dict[
         "ratio_fleet_over_handrolled": over_hand,
         "goal_ratio_over_handrolled": GOAL_OVER_HANDROLLED,
         "ratio_fleet_over_bare": over_bare,
+        "fleet_on_gevent": fleet_gevent,
+        "ratio_gevent_over_threads_builtin_judge": gevent_over_threads,
     }
     rows = [
         [name, r["n"], r["seconds"], r["enqueue_seconds"], r["per_s"], r["ms_per_item"]]
@@ -229,11 +239,16 @@ def run(n: int, *, out_dir: Path | None = None, timeout_s: float = 600) -> dict[
             ("bare celery (one hop)", bare),
             ("hand-rolled pipeline", hand),
             ("fleet", fleet),
+            ("fleet, all on gevent", fleet_gevent),
         )
     ]
     print(common.table(["run", "n", "seconds", "enqueue_s", "per_s", "ms/item"], rows))
     print(f"fleet/hand-rolled = {over_hand:.2f}x (goal <= {GOAL_OVER_HANDROLLED:.2f}x)")
     print(f"fleet/one-hop bare Celery = {over_bare:.2f}x")
+    print(
+        f"built-in judge, fleet on gevent / fleet on threads = {gevent_over_threads:.2f}x "
+        "(above 1: threads are the better pool for it)"
+    )
     return common.publish("overhead", figures, out_dir)
 
 

@@ -65,12 +65,13 @@ def test_economics_compares_four_policies_and_plots(tmp_path: Path) -> None:
 def test_overhead_measures_fleet_hand_rolled_and_bare(tmp_path: Path) -> None:
     overhead.run(20, out_dir=tmp_path, timeout_s=60)
     data = _load(tmp_path / "overhead.json")
-    for run in ("bare", "handrolled", "fleet"):
+    for run in ("bare", "handrolled", "fleet", "fleet_on_gevent"):
         figures = data[run]
         assert isinstance(figures, dict)
         assert figures["n"] == 20 and figures["seconds"] > 0
     assert isinstance(data["ratio_fleet_over_bare"], float)
     assert isinstance(data["ratio_fleet_over_handrolled"], float)
+    assert isinstance(data["ratio_gevent_over_threads_builtin_judge"], float)
     assert data["pools"] == {"stage1": "threads", "router": "threads", "stage2": "threads"}
 
 
