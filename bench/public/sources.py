@@ -12,6 +12,7 @@ from bench.public import (
     humaneval,
     jsonschema_suite,
     pypi_readmes,
+    site_packages,
     sqlglot_fixtures,
 )
 from bench.public.case import Loaded
@@ -26,6 +27,7 @@ LOADERS: dict[str, Loader] = {
     jsonschema_suite.BENCHMARK: jsonschema_suite.load,
     sqlglot_fixtures.BENCHMARK: sqlglot_fixtures.load,
     pypi_readmes.BENCHMARK: pypi_readmes.load,
+    site_packages.BENCHMARK: site_packages.load,
     **{name: partial(halueval.load, name) for name in halueval.LAYOUTS},
 }
 

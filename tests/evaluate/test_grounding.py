@@ -131,8 +131,11 @@ def test_url_prefixes_and_templates_in_code_are_not_malformed_links() -> None:
     assert "MalformedURL" not in {f.issue.code for f in check_grounding(output("python", source))}
     code = 'host = "h"\nbase = f"https://{host}/api"\nprefix = "http://"\n'
     assert check_grounding(output("python", code)) == []
-    broken = 'DOCS = "http:/example.com/docs"\n'
-    assert [f.issue.code for f in check_grounding(output("python", broken))] == ["MalformedURL"]
+    # A literal is data the program handles (a broken URL a parser test feeds in); the
+    # docstring is what the program tells its reader.
+    assert check_grounding(output("python", 'BROKEN = "http:/example.com/docs"\n')) == []
+    documented = '"""Client for the API; docs at http:/example.com/docs."""\n'
+    assert [f.issue.code for f in check_grounding(output("python", documented))] == ["MalformedURL"]
 
 
 @pytest.mark.parametrize(
@@ -154,3 +157,23 @@ def test_real_documentation_idioms_are_not_grounding_defects(content: str) -> No
 def test_a_real_author_with_an_impossible_year_is_still_fabricated() -> None:
     found = check_grounding(output("text", "Caching always helps (Smith, 2150)."))
     assert [f.issue.code for f in found] == ["FabricatedCitation"]
+
+
+@pytest.mark.parametrize(
+    ("url", "followable"),
+    [
+        ("HTTPS://jo%40email.com:a%20secret@müller.de:1234/pa%20th?search=ab#anchor", True),
+        ("http://[::1]:8080/", True),
+        ("http://collector:4318/v1/traces", True),
+        ("http://localhost/health", True),
+        ("http://[::1/", False),
+        ("http://example.com:99999/", False),
+        ("http:/example.com/docs", False),
+        ("https://exa", False),
+        ("https://rr-.github.io/docstring_parser/", True),
+        ("http://exa_mple..com/", False),
+    ],
+)
+def test_links_are_read_with_a_url_parser(url: str, followable: bool) -> None:
+    found = check_grounding(output("markdown", f"See {url} for details."))
+    assert (found == []) is followable, found

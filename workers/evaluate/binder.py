@@ -121,17 +121,46 @@ def unbound_names(tree: ast.Module) -> list[tuple[int, str]]:
     """``(line, name)`` of each name loaded but bound nowhere, first use first.
 
     A ``from m import *``, or a module that writes its own namespace at run time, hides
-    what is bound, so such modules report nothing.
+    what is bound, so such modules report nothing; names the code probes for
+    (``probed_names``) are not reported either.
     """
     binder = _Binder()
     binder.visit(tree)
     if binder.star_import or writes_own_namespace(tree):
         return []
-    return sorted(
-        (line, name)
-        for name, line in binder.loaded.items()
-        if name not in binder.bound and name not in PROVIDED
-    )
+    known = binder.bound | PROVIDED | probed_names(tree)
+    return sorted((line, name) for name, line in binder.loaded.items() if name not in known)
+
+
+#: Tests that choose code by interpreter: what they guard may be another one's builtin.
+_INTERPRETER_TESTS = ("version_info", "sys.version", "platform", "implementation", "pypy")
+
+
+def probed_names(tree: ast.Module) -> set[str]:
+    """Names the code expects may be missing, so their absence is handled, not a bug.
+
+    ``try: get_ipython except NameError:`` probes for a name the environment may inject;
+    under ``if sys.version_info >= (3, 15):`` a newer interpreter's builtin is used.
+    """
+    found: set[str] = set()
+    for node in ast.walk(tree):
+        guarded: list[ast.AST] = []
+        if isinstance(node, ast.Try) and any(_catches_name_error(h) for h in node.handlers):
+            guarded = list(node.body)
+        elif isinstance(node, ast.If | ast.IfExp):
+            test = ast.unparse(node.test)
+            if any(hint in test.lower() for hint in _INTERPRETER_TESTS):
+                guarded = [node]
+        for part in guarded:
+            found.update(n.id for n in ast.walk(part) if isinstance(n, ast.Name))
+    return found
+
+
+def _catches_name_error(handler: ast.ExceptHandler) -> bool:
+    """``except NameError``, said outright: a bare ``except:`` hides a typo, probes nothing."""
+    caught = handler.type
+    names = caught.elts if isinstance(caught, ast.Tuple) else [caught] if caught else []
+    return any(isinstance(n, ast.Name) and n.id == "NameError" for n in names)
 
 
 def writes_own_namespace(tree: ast.Module) -> bool:

@@ -25,8 +25,8 @@ from workers.evaluate.parsed import ParseFailure, json_document, python_tree, sq
 
 #: Filler whatever surrounds it.
 STRONG = re.compile(
-    r"lorem ipsum|\bdolor sit amet\b|\binsert (?:text|content|here)\b|\[insert [^\]\n]{0,80}\]|"
-    r"\bas an ai\b|\bcontent goes here\b|\bsample text\b|\betc\.? etc\b|"
+    r"lorem ipsum|\bdolor sit amet\b|\binsert (?:(?:text|content) )?here\b|"
+    r"\[insert [^\]\n]{0,80}\]|\bas an ai\b|\bcontent goes here\b|\bsample text\b|\betc\.? etc\b|"
     r"\byour (?:text|content|answer) here\b",
     re.I,
 )
@@ -38,8 +38,8 @@ WEAK = re.compile(r"\bTODO\b|\bTBD\b|\bFIXME\b|\bxxx+\b|\bplaceholder\b|\bblah\b
 _STRONG_ANCHORS = (
     "lorem ipsum",
     "dolor sit amet",
-    "insert text",
-    "insert content",
+    "insert text here",
+    "insert content here",
     "insert here",
     "[insert ",
     "as an ai",
@@ -52,10 +52,11 @@ _STRONG_ANCHORS = (
     "your answer here",
 )
 _WEAK_ANCHORS = ("todo", "tbd", "fixme", "xxx", "placeholder", "blah")
-#: A string value that is only a placeholder: ``"TODO"``, ``"TBD: fill in"``, ``"CHANGEME"``.
+#: A string value that is only a placeholder: ``"TODO"``, ``"TBD: fill in"``, ``"CHANGEME"``;
+#: not a sentence that begins with the word (``"placeholder too large for max width"``).
 _PLACEHOLDER_VALUE = re.compile(
-    r"^\s*(?:TODO|TBD|FIXME|xxx+|placeholder|changeme|change me|fill(?: this)? in|"
-    r"your[ _-]\w+[ _-]here|n/?a yet)\b",
+    r"^\s*(?:(?:TODO|TBD|FIXME|xxx+)\b|(?:placeholder|changeme|change me|fill(?: this)? in|"
+    r"your[ _-]\w+[ _-]here|n/?a yet)\b\W*(?:$|[:(\-\u2013\u2014]|\s+-))",
     re.I,
 )
 #: Where a placeholder value could begin in source text: right after an opening quote.
@@ -146,11 +147,7 @@ def _string_values(output: NodeOutput) -> Iterator[str]:
     if output.kind is OutputKind.PYTHON:
         tree = python_tree(output.content)
         if not isinstance(tree, ParseFailure):
-            yield from (
-                n.value
-                for n in ast.walk(tree)
-                if isinstance(n, ast.Constant) and isinstance(n.value, str)
-            )
+            yield from python_values(tree)
     elif output.kind is OutputKind.SQL:
         statements = sql_statements(output.content)
         if not isinstance(statements, ParseFailure):
@@ -160,6 +157,26 @@ def _string_values(output: NodeOutput) -> Iterator[str]:
         document = json_document(output.content)
         if not isinstance(document, ParseFailure):
             yield from _json_strings(document, 0)
+
+
+def python_values(tree: ast.Module) -> Iterator[str]:
+    """The strings a program gives as values (assigned, returned, keyword, default, dict).
+
+    A placeholder there (``API_KEY = "TODO"``, ``return "TBD"``) stands where a real value
+    belongs. Strings elsewhere are data the program handles (a lexer's ``"todo"`` keyword,
+    a test's skip reason) or documentation (a docstring), and say nothing unfinished.
+    """
+    for node in ast.walk(tree):
+        candidates: list[ast.expr | None] = []
+        if isinstance(node, ast.Assign | ast.AnnAssign | ast.Return | ast.keyword):
+            candidates.append(node.value)
+        elif isinstance(node, ast.arguments):
+            candidates.extend([*node.defaults, *node.kw_defaults])
+        elif isinstance(node, ast.Dict):
+            candidates.extend(node.values)
+        for value in candidates:
+            if isinstance(value, ast.Constant) and isinstance(value.value, str):
+                yield value.value
 
 
 def _placeholder_names(output: NodeOutput) -> list[str]:

@@ -21,6 +21,7 @@ from workers.evaluate.binder import unbound_names
 from workers.evaluate.claims import prose_of
 from workers.evaluate.findings import Finding, finding, sentences
 from workers.evaluate.input_support import check_against_input
+from workers.evaluate.links import malformed_urls
 from workers.evaluate.parsed import ParseFailure, python_tree, sql_statements
 from workers.evaluate.sources import node_input
 from workers.evaluate.stdlib_api import hallucinated_apis
@@ -35,18 +36,6 @@ _AUTHOR_YEAR = re.compile(
     r"\(([A-Z][a-z][A-Za-z\-]*(?: et al\.)?(?: (?:and|&) [A-Z][A-Za-z\-]+)?),? "
     r"(\d{4})[a-z]?\)"
 )
-#: A link ends where prose or markup resumes: a space, a bracket, a quote, a backtick
-#: (``http://host:4318``), a backslash escape (``http://example.com\x07``), a tag.
-_URL = re.compile(r"\bhttps?:/{0,3}[^\s)\]<>\"'`\\]*", re.I)
-#: A dotted host, or a one-label host with a port or ``localhost`` (``http://collector:4318``).
-_WELL_FORMED_URL = re.compile(
-    r"^https?://(?:[A-Za-z0-9\-]+(?:\.[A-Za-z0-9\-]+)+(?::\d+)?|[A-Za-z0-9\-]+:\d+|localhost)"
-    r"(?:[/?#]\S*)?$",
-    re.I,
-)
-#: A scheme alone (``startswith("http://")``, "http: and https:") or with a placeholder
-#: (``'http://%s:%d/'``, ``f"https://{host}/"``) is a prefix, a template or a scheme's name.
-_TEMPLATE = re.compile(r"^https?:/*$|%[sdr(]|\{[^{}]*\}", re.I)
 _CLAIM = re.compile(
     r"\b(?:studies (?:show|prove|have shown)|research (?:shows|proves|has shown)|"
     r"experts (?:agree|say)|it is (?:well[- ]known|proven|a fact)|scientists have proven|"
@@ -85,7 +74,7 @@ def check_grounding(
     runs (never at import), so a long-lived worker does not freeze it.
     """
     latest = year if year is not None else datetime.now(UTC).year
-    found = _urls(output.content)
+    found = malformed_urls(output)
     prose = prose_of(output) if output.kind in _PROSE else ""
     if output.kind in _PROSE:
         found.extend(_citations(prose, latest, cited_by_source=bool(sources)))
@@ -140,26 +129,6 @@ def _citations(content: str, latest_year: int, *, cited_by_source: bool) -> list
                 )
             )
     return found
-
-
-def _urls(content: str) -> list[Finding]:
-    bad = [
-        u
-        for u in _URL.findall(content)
-        if not _WELL_FORMED_URL.match(u.rstrip(".,;:")) and not _TEMPLATE.search(u)
-    ]
-    if not bad:
-        return []
-    return [
-        finding(
-            _G,
-            "MalformedURL",
-            f"malformed URL: {bad[0][:80]}",
-            min(0.6, 0.3 * len(bad)),
-            field="urls",
-            fix="Give complete, well-formed URLs or drop them",
-        )
-    ]
 
 
 def _claims(content: str) -> list[Finding]:

@@ -15,6 +15,7 @@ import importlib
 import importlib.util
 import sys
 from functools import lru_cache
+from pathlib import Path
 from types import ModuleType
 
 #: Standard-library modules whose import has side effects (a browser, printed text, Tk).
@@ -45,19 +46,40 @@ def hallucinated_apis(tree: ast.Module) -> list[tuple[int, str]]:
     return sorted(found)
 
 
-#: Attributes the interpreter sets only at run time (the ``sys`` docs: "not always defined").
+#: Attributes the interpreter sets only at run time (the ``sys`` docs: "not always defined";
+#: the ``curses`` docs: ``LINES``, ``COLS`` and the ``ACS_*`` characters after ``initscr()``).
 _RUNTIME_SET = frozenset(
     {"sys.last_type", "sys.last_value", "sys.last_traceback", "sys.last_exc", "sys.ps1", "sys.ps2"}
+    | {"curses.LINES", "curses.COLS"}
 )
-_PLATFORM_HINTS = ("platform", "os.name", "hasattr", "getattr", "win", "posix", "darwin")
+_RUNTIME_PREFIXES = ("curses.ACS_",)
+#: Tests that choose code by platform, version, implementation or presence (read in lower
+#: case): what they guard may be missing here and present where the code is meant to run.
+_GUARD_HINTS = (
+    "platform",
+    "os.name",
+    "hasattr",
+    "getattr",
+    "win",
+    "posix",
+    "darwin",
+    "version_info",
+    "sys.version",
+    "type_checking",
+    "implementation",
+    "pypy",
+    "cpython",
+)
 
 
 def _guarded(tree: ast.Module) -> set[int]:
     """Nodes whose attributes may legitimately be missing here.
 
-    Code written for several platforms probes for attributes: under ``try``, under an
-    ``if`` on the platform or on ``hasattr``, after naming the attribute in a string
-    (``hasattr(os, "lchmod")``), or by assigning it (``sys.ps1 = ">>> "``).
+    Code written for several platforms and versions probes for attributes: under ``try``,
+    under an ``if`` on the platform, the version, ``TYPE_CHECKING`` or ``hasattr``, after
+    naming the attribute in a string (``hasattr(os, "lchmod")``), or by assigning it
+    (``sys.ps1 = ">>> "``). Annotations name types, which may be the type checker's alone
+    (``sys._version_info``), and are never run under ``from __future__ import annotations``.
     """
     named = {n.value for n in ast.walk(tree) if isinstance(n, ast.Constant)}
     assigned = {
@@ -70,12 +92,22 @@ def _guarded(tree: ast.Module) -> set[int]:
         probing = isinstance(node, ast.Try) and bool(node.handlers)
         if isinstance(node, ast.If | ast.IfExp):
             test = ast.unparse(node.test)
-            probing = any(hint in test for hint in _PLATFORM_HINTS)
+            probing = any(hint in test.lower() for hint in _GUARD_HINTS)
         if probing:
             out.update(id(child) for child in ast.walk(node))
         elif isinstance(node, ast.Attribute) and (node.attr in named or node.attr in assigned):
             out.add(id(node))
+        for annotation in _annotations(node):
+            out.update(id(child) for child in ast.walk(annotation))
     return out
+
+
+def _annotations(node: ast.AST) -> list[ast.expr]:
+    if isinstance(node, ast.arg | ast.AnnAssign):
+        return [node.annotation] if node.annotation is not None else []
+    if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
+        return [node.returns] if node.returns is not None else []
+    return []
 
 
 def _imports(tree: ast.Module) -> tuple[dict[str, str], set[str]]:
@@ -153,9 +185,54 @@ def _module(dotted: str) -> ModuleType | None:
 def _missing(module: str, attribute: str) -> bool:
     """Whether stdlib ``module`` has no ``attribute`` and no submodule of that name."""
     loaded = _module(module)
-    if loaded is None or hasattr(loaded, attribute) or f"{module}.{attribute}" in _RUNTIME_SET:
+    dotted = f"{module}.{attribute}"
+    if loaded is None or hasattr(loaded, attribute) or dotted in _RUNTIME_SET:
+        return False
+    if dotted.startswith(_RUNTIME_PREFIXES) or attribute in _defined_in_source(module):
         return False
     return not _is_submodule(module, attribute)
+
+
+@lru_cache(maxsize=512)
+def _defined_in_source(module: str) -> frozenset[str]:
+    """Names the module's own Python source binds at top level, on any platform.
+
+    ``ctypes.windll`` exists only on Windows, but ``ctypes/__init__.py`` defines it under
+    ``if _os.name == "nt"``: code that uses it was written for Windows, not invented.
+    """
+    try:
+        spec = importlib.util.find_spec(module)
+    except (ImportError, ValueError):
+        return frozenset()
+    if spec is None or not spec.origin or not spec.origin.endswith(".py"):
+        return frozenset()
+    try:
+        tree = ast.parse(Path(spec.origin).read_text(encoding="utf-8"))
+    except (OSError, SyntaxError, UnicodeDecodeError):
+        return frozenset()
+    return frozenset(_top_level_names(tree.body))
+
+
+def _top_level_names(body: list[ast.stmt]) -> set[str]:
+    """Names bound by module-level statements, inside ``if``/``try``/``with`` too."""
+    names: set[str] = set()
+    for statement in body:
+        if isinstance(statement, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+            names.add(statement.name)
+        elif isinstance(statement, ast.Assign | ast.AnnAssign | ast.AugAssign):
+            targets = statement.targets if isinstance(statement, ast.Assign) else [statement.target]
+            names.update(n.id for t in targets for n in ast.walk(t) if isinstance(n, ast.Name))
+        elif isinstance(statement, ast.Import | ast.ImportFrom):
+            names.update((a.asname or a.name).split(".")[0] for a in statement.names)
+        for block in ("body", "orelse", "finalbody", "handlers"):
+            inner = getattr(statement, block, None)
+            if isinstance(inner, list) and not isinstance(
+                statement, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef
+            ):
+                names |= _top_level_names([s for s in inner if isinstance(s, ast.stmt)])
+        if isinstance(statement, ast.ExceptHandler):
+            names |= _top_level_names(statement.body)
+    return names
 
 
 @lru_cache(maxsize=4096)

@@ -228,20 +228,32 @@ def _sites(
                 statement.orelse, classes, owner=owner, top_level=top_level, local=local
             )
         else:
-            for block in _blocks(statement):
-                yield from _sites(block, classes, owner=owner, top_level=top_level, local=local)
+            for block, fallback in _blocks(statement):
+                yield from _sites(
+                    block, classes, owner=owner, top_level=top_level, local=local or fallback
+                )
 
 
-def _blocks(statement: ast.stmt) -> Iterator[list[ast.stmt]]:
-    """The statement lists nested in a compound statement (if, try, with, for, match)."""
+def _blocks(statement: ast.stmt) -> Iterator[tuple[list[ast.stmt], bool]]:
+    """The statement lists nested in a compound statement (if, try, with, for, match).
+
+    Each comes with whether it is a fallback for a missing dependency (``except
+    ImportError:``), whose functions stand in for ones that cannot work without it.
+    """
     for field in ("body", "orelse", "finalbody"):
         block = getattr(statement, field, None)
         if isinstance(block, list):
-            yield block
+            yield block, False
     for handler in getattr(statement, "handlers", ()):
-        yield handler.body
+        yield handler.body, _catches_import_error(handler)
     for case in getattr(statement, "cases", ()):
-        yield case.body
+        yield case.body, False
+
+
+def _catches_import_error(handler: ast.ExceptHandler) -> bool:
+    caught = handler.type
+    names = caught.elts if isinstance(caught, ast.Tuple) else [caught] if caught else []
+    return any(_name(n) in ("ImportError", "ModuleNotFoundError") for n in names)
 
 
 def _declares(site: _Site) -> bool:

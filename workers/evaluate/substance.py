@@ -110,14 +110,22 @@ def _prose_length(
 
 
 def _python_does_nothing(tree: ast.Module) -> list[Finding]:
-    """A module of nothing but docstrings, imports, ``pass`` and ``...``."""
+    """A module of nothing but docstrings, imports, ``pass`` and ``...``.
+
+    A package's ``__init__`` or a module that re-exports (``from .models import Model as
+    Model``, a relative import, ``from attr.converters import *``) is an interface: those
+    imports are its content.
+    """
     if any(not _inert(statement) for statement in tree.body):
         return []
     return [_thin("the module defines and does nothing")]
 
 
 def _inert(statement: ast.stmt) -> bool:
-    if isinstance(statement, ast.Pass | ast.Import | ast.ImportFrom):
+    if isinstance(statement, ast.ImportFrom):  # a re-export: relative, ``as`` itself, or ``*``
+        reexports = any(a.asname == a.name or a.name == "*" for a in statement.names)
+        return statement.level == 0 and not reexports
+    if isinstance(statement, ast.Pass | ast.Import):
         return True
     return isinstance(statement, ast.Expr) and isinstance(statement.value, ast.Constant)
 
