@@ -406,11 +406,15 @@ def test_workers_export_the_fleet_metrics(runtime: Runtime, receiver: Receiver) 
     runtime.entries(dag, 2)
 
     def exported(name: str, **attrs: Any) -> bool:
-        return any(attrs.items() <= point.items() for point in receiver.points(name))
+        # Each worker process exports on its own interval: wait for the point, never race it.
+        return wait_until(
+            lambda: any(attrs.items() <= point.items() for point in receiver.points(name)),
+            timeout_s=20,
+        )
 
-    assert wait_until(lambda: exported("windags.reviews", decision="accept"), timeout_s=20)
-    assert wait_until(lambda: exported("windags.review.cost", dag_id=dag), timeout_s=20)
-    assert wait_until(lambda: exported("windags.escalation.decisions", escalated=True))
+    assert exported("windags.reviews", decision="accept")
+    assert exported("windags.review.cost", dag_id=dag)
+    assert exported("windags.escalation.decisions", escalated=True)
     assert exported("windags.escalation.decisions", escalated=False)
     for stage in STAGES:
         assert exported("windags.stage.duration", stage=stage)
