@@ -2,8 +2,10 @@
 
 Support is lexical and deliberately literal: a unit is supported when the input states
 it (after folding case, accents and word endings; a number when the input states the
-same value at the output's precision; an acronym when the input spells out the name).
-A number the input gives a different value for, in the same context, is a contradiction.
+same value at the output's precision; an acronym when the input spells out the name; a
+people when the input names its place). A word the input states, but not in the passage
+the rest of its sentence comes from, is unlinked. A number the input gives a different
+value for, of the same measure and in the same context, is a contradiction.
 """
 
 from __future__ import annotations
@@ -81,9 +83,10 @@ def check_support(
     contradictions: list[Contradiction] = []
     for sentence in sentences:
         checked: InputText | None = None
-        keyed = [u for u in sentence.units if _as_used(u, given).kind is not UnitKind.WORD]
+        units = [_as_used(u, given) for u in sentence.units]
+        keyed = [u for u in units if u.kind is not UnitKind.WORD]
         found_words: list[ClaimUnit] = []
-        for unit in map(lambda u: _as_used(u, given), sentence.units):
+        for unit in units:
             if (task is not None and _restates(unit, task)) or unit.text in seen:
                 continue
             seen.add(unit.text)
