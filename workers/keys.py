@@ -54,6 +54,10 @@ class Keys:
         """Remembers that ``review_key`` reached its stream (publication's dedup key)."""
         return f"{self.prefix}:published:{review_key}"
 
+    def booked(self, review_key: str) -> str:
+        """Marks that a published result's bookkeeping (attempt, labels, queue) is done."""
+        return f"{self.prefix}:booked:{review_key}"
+
     def tries(self, stage: str, identity: str) -> str:
         """Executions of one stage of one review (or of one unreadable body)."""
         return f"{self.prefix}:tries:{stage}:{identity}"
@@ -113,6 +117,10 @@ class Keys:
     def outcomes_of_skill(self, skill_id: str) -> str:
         """Labelled outcomes of one skill, newest first (a capped list)."""
         return f"{self.prefix}:outcomes:skill:{skill_id}"
+
+    def outcome_once(self, dag_id: str, node_id: str, attempt: int, label_id: str) -> str:
+        """Marks that one label of one attempt was recorded (a replay adds it once)."""
+        return f"{self.prefix}:outcomes:once:{dag_id}:{node_id}:{attempt}:{label_id}"
 
     def outcomes_of_evaluator(self, evaluator: str) -> str:
         """Labelled outcomes by one evaluator, newest first (a capped list)."""

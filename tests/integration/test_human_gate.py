@@ -101,6 +101,39 @@ def test_an_escalated_result_enters_the_queue_once_with_what_a_reviewer_needs(de
     assert kinds(deps, "q1") == ["result", "result"]
 
 
+class WorkerKilled(BaseException):
+    """Stands for kill -9: the worker stops between two Redis calls, nothing unwinds."""
+
+
+def test_a_worker_killed_after_publishing_leaves_the_redelivery_to_finish_the_bookkeeping(
+    deps: Deps, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    hop = handle_stage1(json.dumps(sample("example3_conflicting_signals.json", dag_id="k1")), deps)
+    assert isinstance(hop, Hop)
+
+    def killed(*_: Any, **__: Any) -> bool:
+        raise WorkerKilled
+
+    # Killed after the entry, the attempt record and the labels, before the queue item.
+    with monkeypatch.context() as patch:
+        patch.setattr(deps.gate.queue, "enqueue", killed)
+        with pytest.raises(WorkerKilled):
+            route(hop, deps)
+    key = "k1:sql-optimizer:1"
+    assert kinds(deps, "k1") == ["result"]
+    assert deps.gate.queue.item(key) is None  # the person would never hear of it
+    labels = list(deps.gate.outcomes.export(skill="sql-optimizer"))
+    assert len(labels) == 2  # the request's downstream and peer signals
+
+    assert route(hop, deps) is None  # the redelivery
+    assert route(hop, deps) is None  # and one more, after the bookkeeping is done
+    assert kinds(deps, "k1") == ["result"]
+    [line] = deps.gate.queue.pending(dag_id="k1")
+    assert line.summary.review_key == key
+    assert list(deps.gate.outcomes.export(skill="sql-optimizer")) == labels  # none twice
+    assert deps.gate.attempts.get("k1", "sql-optimizer", 1) is not None
+
+
 def test_the_queue_filters_by_dag_skill_and_reason_oldest_first(deps: Deps) -> None:
     first, second = escalated(deps, "f1"), escalated(deps, "f2")
     floor = sample("floor_failure_python.json", dag_id="f3", attempt=3, max_iterations=3)

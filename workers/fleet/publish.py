@@ -1,9 +1,9 @@
 """Publication of a finished review: once on its stream, its cost charged once with it.
 
-A newly added result is then remembered (the node's attempt record, the labels it
-carries) and, when it waits for a person, put in the human review queue. A worker killed
-between the entry and that bookkeeping leaves the entry without it: a redelivery finds
-the entry published and adds nothing twice.
+The result is then remembered (the node's attempt record, the labels it carries) and,
+when it waits for a person, put in the human review queue. A worker killed between the
+entry and that bookkeeping leaves a redelivery that finds the entry published: it
+finishes the bookkeeping (``HumanGate.after_publish``), adding nothing twice.
 """
 
 from __future__ import annotations
@@ -28,5 +28,4 @@ def publish(
         charge = deps.ledger.pending_charge(result.dag_id, key, result.envelope.review_cost_usd)
     published = deps.stream.publish_result(result, traceparent=traceparent, charge=charge)
     spans.note_published(result, added=published.added, entry_id=published.entry_id)
-    if published.added:
-        deps.gate.after_publish(result, request)
+    deps.gate.after_publish(result, request, added=published.added)

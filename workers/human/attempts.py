@@ -19,9 +19,14 @@ from schemas.result import ReviewResult
 from workers.evaluate.calibration import evidence_of
 from workers.keys import Keys
 
-# KEYS: the node's hash. ARGV: attempt, record JSON, ttl s, records kept.
+# KEYS: the node's hash. ARGV: attempt, record JSON, ttl s, records kept, 'nx' to keep
+# a record already there.
 _RECORD: Final = """
-redis.call('HSET', KEYS[1], ARGV[1], ARGV[2])
+if ARGV[5] == 'nx' then
+  redis.call('HSETNX', KEYS[1], ARGV[1], ARGV[2])
+else
+  redis.call('HSET', KEYS[1], ARGV[1], ARGV[2])
+end
 redis.call('EXPIRE', KEYS[1], ARGV[3])
 local n = redis.call('HLEN', KEYS[1])
 local kept = tonumber(ARGV[4])
@@ -65,7 +70,11 @@ class AttemptStore:
         self._script = client.register_script(_RECORD)
 
     def record(self, result: ReviewResult, request: ReviewRequest) -> AttemptRecord:
-        """Remember a published result's score and what Stage 1 saw."""
+        """Remember a published result's score and what Stage 1 saw.
+
+        A record already there is kept: a replayed publication must not erase what a
+        person has since added to it.
+        """
         record = AttemptRecord(
             attempt=result.attempt,
             skill_id=request.skill.id,
@@ -73,7 +82,7 @@ class AttemptStore:
             dimension=result.basis.dimension,
             stage1=stage_one_view(result, request),
         )
-        self._write(result.dag_id, result.node_id, record)
+        self._write(result.dag_id, result.node_id, record, keep=True)
         return record
 
     def record_human(
@@ -113,10 +122,18 @@ class AttemptStore:
             return None
         return tuple(r.effective_score for r in records)
 
-    def _write(self, dag_id: str, node_id: str, record: AttemptRecord) -> None:
+    def _write(
+        self, dag_id: str, node_id: str, record: AttemptRecord, *, keep: bool = False
+    ) -> None:
         self._script(
             keys=[self._keys.attempts(dag_id, node_id)],
-            args=[record.attempt, record.model_dump_json(), self._ttl_s, self._kept],
+            args=[
+                record.attempt,
+                record.model_dump_json(),
+                self._ttl_s,
+                self._kept,
+                "nx" if keep else "",
+            ],
         )
 
 

@@ -18,6 +18,7 @@ from schemas.result import ReviewResult
 from workers.evaluate.calibration import peer_evaluator
 from workers.evaluate.human import needs_human, reasons_for_human
 from workers.human.attempts import AttemptStore, with_fleet_history
+from workers.human.marks import BookkeepingMarks
 from workers.human.outcomes import OutcomeStore, labelled, stage2_label, utc_now
 from workers.human.queue import ReviewQueue
 from workers.human.verdicts import VerdictDesk
@@ -32,27 +33,40 @@ class HumanGate:
     desk: VerdictDesk
     attempts: AttemptStore
     outcomes: OutcomeStore
+    marks: BookkeepingMarks
 
     def with_history(self, request: ReviewRequest) -> ReviewRequest:
         """``request`` with the fleet's record of its earlier attempts, if it sent none."""
         return with_fleet_history(request, self.attempts)
 
-    def after_publish(self, result: ReviewResult, request: ReviewRequest) -> bool:
-        """Remember a newly published result; whether it entered the review queue."""
+    def after_publish(self, result: ReviewResult, request: ReviewRequest, *, added: bool) -> bool:
+        """Remember a published result, once; whether it entered the review queue now.
+
+        ``added``: this call published the entry. A redelivery that finds the entry there
+        (``added`` false) does the bookkeeping only if the worker that published it died
+        before finishing it: every step keeps what is there, so nothing is done twice and
+        an escalation to a person is never lost.
+        """
+        booked = self.marks.booked(request.review_key)
+        if not added and self.marks.is_done(booked):
+            return False
         earlier = self.attempts.records(result.dag_id, result.node_id, before=result.attempt)
         record = self.attempts.record(result, request)
         self._label(result, request, record)
-        if not needs_human(result):
-            return False
-        item = ReviewItem(
-            review_key=request.review_key,
-            reasons=reasons_for_human(result),
-            enqueued_at=utc_now(),
-            request=request,
-            result=result,
-            earlier=tuple(earlier),
-        )
-        return self.queue.enqueue(item)
+        queued = False
+        if needs_human(result):
+            queued = self.queue.enqueue(
+                ReviewItem(
+                    review_key=request.review_key,
+                    reasons=reasons_for_human(result),
+                    enqueued_at=utc_now(),
+                    request=request,
+                    result=result,
+                    earlier=tuple(earlier),
+                )
+            )
+        self.marks.done(booked)
+        return queued
 
     def report_downstream(
         self, dag_id: str, node_id: str, attempt: int, score: float, *, reporter: str
@@ -93,7 +107,8 @@ class HumanGate:
                     dag_id=result.dag_id,
                     node_id=result.node_id,
                     label=label,
-                )
+                ),
+                once=True,
             )
 
 
@@ -121,4 +136,5 @@ def build_gate(client: redis.Redis, settings: Settings) -> HumanGate:
         retention_s=settings.stream_retention_s,
         decided_ttl_s=settings.dedup_ttl_s,
     )
-    return HumanGate(queue=queue, desk=desk, attempts=attempts, outcomes=outcomes)
+    marks = BookkeepingMarks(client, keys, ttl_s=settings.stream_retention_s)
+    return HumanGate(queue=queue, desk=desk, attempts=attempts, outcomes=outcomes, marks=marks)

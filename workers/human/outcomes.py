@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from datetime import UTC, datetime
-from typing import cast
+from typing import Final, cast
 
 import redis
 from pydantic import ValidationError
@@ -19,6 +19,23 @@ from schemas.human import AttemptRecord, LabelledOutcome, OutcomeSource, Verdict
 from schemas.quality import CEILING_DIMENSIONS
 from schemas.result import CeilingStatus, ReviewResult
 from workers.keys import Keys
+
+# KEYS: skill list, skill index, evaluator list, evaluator index.
+# ARGV: outcome JSON, kept, ttl s, skill id, evaluator, once-guard key ('' for none).
+_RECORD: Final = """
+if ARGV[6] ~= '' and not redis.call('SET', ARGV[6], '1', 'NX', 'EX', ARGV[3]) then
+  return 0
+end
+for i, member in ipairs({ARGV[4], ARGV[5]}) do
+  local list, index = KEYS[2 * i - 1], KEYS[2 * i]
+  redis.call('LPUSH', list, ARGV[1])
+  redis.call('LTRIM', list, 0, tonumber(ARGV[2]) - 1)
+  redis.call('EXPIRE', list, ARGV[3])
+  redis.call('SADD', index, member)
+  redis.call('EXPIRE', index, ARGV[3])
+end
+return 1
+"""
 
 
 def utc_now() -> str:
@@ -34,29 +51,40 @@ class OutcomeStore:
         self._keys = keys
         self._kept = kept
         self._ttl_s = ttl_s
+        self._record = client.register_script(_RECORD)
 
-    def record(self, outcome: LabelledOutcome) -> None:
-        """Append ``outcome`` to its skill's and its evaluator's lists, in one transaction."""
-        body = outcome.model_dump_json()
-        pipe = self._redis.pipeline(transaction=True)
-        for key, index, member in (
-            (
-                self._keys.outcomes_of_skill(outcome.skill_id),
-                self._keys.outcome_skills,
-                outcome.skill_id,
-            ),
-            (
-                self._keys.outcomes_of_evaluator(outcome.evaluator),
-                self._keys.outcome_evaluators,
-                outcome.evaluator,
-            ),
-        ):
-            pipe.lpush(key, body)
-            pipe.ltrim(key, 0, self._kept - 1)
-            pipe.expire(key, self._ttl_s)
-            pipe.sadd(index, member)
-            pipe.expire(index, self._ttl_s)
-        pipe.execute()
+    def record(self, outcome: LabelledOutcome, *, once: bool = False) -> bool:
+        """Append ``outcome`` to its skill's and its evaluator's lists, in one script.
+
+        ``once``: only if this attempt has no label from this source and evaluator yet, so
+        a publication's bookkeeping, replayed after a worker died, adds each label once.
+        Whether it was appended.
+        """
+        guard = (
+            self._keys.outcome_once(
+                outcome.dag_id,
+                outcome.node_id,
+                outcome.attempt,
+                f"{outcome.source.value}:{outcome.evaluator}",
+            )
+            if once
+            else ""
+        )
+        keys = [
+            self._keys.outcomes_of_skill(outcome.skill_id),
+            self._keys.outcome_skills,
+            self._keys.outcomes_of_evaluator(outcome.evaluator),
+            self._keys.outcome_evaluators,
+        ]
+        args: list[str | int] = [
+            outcome.model_dump_json(),
+            self._kept,
+            self._ttl_s,
+            outcome.skill_id,
+            outcome.evaluator,
+            guard,
+        ]
+        return bool(self._record(keys=keys, args=args))
 
     def skills(self) -> list[str]:
         """Skills with outcomes, sorted."""
