@@ -22,6 +22,7 @@ from schemas.result import ReviewResult
 from tests.infrastructure import wait_until
 from tests.integration.support import fresh_dag, sample
 from workers.client import ReviewClient
+from workers.human import build_gate
 from workers.local.launcher import LocalFleet
 from workers.results.stream import AnyEntry, read_all_kinds
 from workers.settings import Settings
@@ -118,3 +119,24 @@ def test_a_verdict_from_the_command_line_flows_into_the_next_attempts_convergenc
     assert two.convergence.trend is Trend.IMPROVING
     record = json.loads(redis_db.hget(settings.keys.attempts(dag, "sql-optimizer"), "1") or b"{}")
     assert record["human_action"] == VerdictAction.SEND_BACK
+
+    # The consumer of attempt 2 reports later how usable it was; an unknown attempt is refused.
+    report = [sys.executable, "-m", "workers.local.cli", "outcomes", "report", dag]
+    reported, unknown = (
+        subprocess.run(
+            [*report, node, "2", "0.3", "--reporter", "exec-engine"],
+            cwd=ROOT,
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=60,
+            check=False,
+        )
+        for node in ("sql-optimizer", "no-such-node")
+    )
+    assert reported.returncode == 0, reported.stderr
+    assert "recorded 0.3 from downstream:exec-engine" in reported.stdout
+    assert unknown.returncode == 1 and "remembers no such attempt" in unknown.stderr
+    gate = build_gate(redis_db, settings)
+    [label] = gate.outcomes.export(evaluator="downstream:exec-engine")
+    assert (label.dag_id, label.attempt, label.label) == (dag, 2, 0.3)

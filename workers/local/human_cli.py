@@ -1,4 +1,4 @@
-"""The human gate's commands: ``review-ui``, ``verdict``, ``outcomes export``."""
+"""The human gate's commands: ``review-ui``, ``verdict``, ``outcomes export|report``."""
 
 from __future__ import annotations
 
@@ -133,6 +133,36 @@ def export(
         if sink is not None:
             sink.close()
     typer.echo(f"{count} outcome(s)", err=True)
+
+
+@outcomes.command("report")
+def report(
+    dag_id: Annotated[str, typer.Argument(help="The DAG run.")],
+    node_id: Annotated[str, typer.Argument(help="The node whose output was consumed.")],
+    attempt: Annotated[int, typer.Argument(min=1, help="The attempt consumed.")],
+    score: Annotated[float, typer.Argument(min=0.0, max=1.0, help="How usable it was, 0-1.")],
+    reporter: Annotated[str, typer.Option(help="Who reports: the consuming node or system.")],
+) -> None:
+    """Record a downstream consumer's later verdict on an attempt, as a labelled outcome.
+
+    Exits 1 when the fleet no longer remembers the attempt (expired, or never reviewed).
+    """
+    import redis
+
+    from workers.client import ReviewClient
+
+    settings = _settings()
+    client = ReviewClient(settings)
+    try:
+        known = client.report_downstream(dag_id, node_id, attempt, score, reporter=reporter)
+    except redis.RedisError as exc:
+        raise _fail(f"redis at {settings.redis_url}: {exc}", 1) from None
+    finally:
+        client.close()
+    key = f"{dag_id}:{node_id}:{attempt}"
+    if not known:
+        raise _fail(f"{key}: the fleet remembers no such attempt (expired or never reviewed)", 1)
+    typer.echo(f"{key}: recorded {score:g} from downstream:{reporter}")
 
 
 def register(app: typer.Typer) -> None:
