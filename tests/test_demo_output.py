@@ -21,8 +21,9 @@ import redis
 from rich.console import Console
 
 from schemas.decisions import Decision
+from schemas.human import HumanDecision, HumanVerdict, VerdictAction, VerdictChannel
 from schemas.quality import Dimension
-from schemas.result import ReviewResult
+from schemas.result import ErrorCode, ReviewError, ReviewResult
 from workers.intake import request_from_obj
 from workers.local.console import results_table, scores_table, watch_header, watch_row
 from workers.local.demo import sample_dag
@@ -103,6 +104,50 @@ def test_watch_prints_one_header_and_one_row_per_result(reviewed: list[ReviewRes
     header = lines[0]
     row = next(line for line in lines if line.split()[0] == "plan")
     assert header.index("decision") == row.index("accept")
+
+
+def test_watch_shows_a_persons_verdict_and_the_decision_recomputed_with_it(
+    reviewed: list[ReviewResult],
+) -> None:
+    hostile = "[red]fine[/red] [link=https://evil.example]click[/link]"
+    verdict = HumanVerdict(
+        dag_id="d",
+        node_id="sql-optimizer",
+        attempt=1,
+        action=VerdictAction.SEND_BACK,
+        human_score=0.4,
+        feedback=hostile,
+        reviewer="dana",
+        channel=VerdictChannel.API,
+        recorded_at="2026-12-03T13:00:00.000+00:00",
+        machine_decision=Decision.ESCALATE_HUMAN,
+    )
+    judged = reviewed[0]
+    decision = HumanDecision(
+        dag_id="d",
+        node_id="sql-optimizer",
+        attempt=1,
+        decision=Decision.ITERATE,
+        supersedes=Decision.ESCALATE_HUMAN,
+        action=VerdictAction.SEND_BACK,
+        reviewer="dana",
+        confidence=judged.confidence,
+        quality=judged.quality,
+        basis=judged.basis,
+        convergence=judged.convergence,
+    )
+    error = ReviewError(
+        dag_id="d",
+        node_id="n1",
+        attempt=1,
+        code=ErrorCode.INVALID_REQUEST,
+        message=f"bad field: {hostile}",
+    )
+    text = _text(watch_header(), watch_row(verdict), watch_row(decision), watch_row(error))
+    rows = [line for line in text.splitlines() if line.split()[:1] in (["sql-optimizer"], ["n1"])]
+    assert "human verdict" in rows[0] and "send_back by dana: [red]fine" in rows[0]
+    assert "iterate" in rows[1] and "after send_back by dana" in rows[1]
+    assert "[red]fine[/red]" in rows[2]  # the error's text, shown as typed, not as markup
 
 
 def test_the_demo_leaves_no_folder_and_its_stream_expires_under_its_own_prefix(

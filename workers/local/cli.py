@@ -205,13 +205,16 @@ def watch(
     dag_id: Annotated[str, typer.Argument(help="The DAG whose results to tail.")],
     from_start: Annotated[bool, typer.Option(help="Show earlier results too.")] = False,
 ) -> None:
-    """Tail a DAG's results stream until Ctrl-C: one header, then one row per result."""
+    """Tail a DAG's results stream until Ctrl-C: one header, then one row per entry.
+
+    Results, errors, and a person's verdicts with the decisions recomputed from them.
+    """
     import redis
 
     from workers.connections import redis_client
     from workers.local.console import watch_header, watch_row
     from workers.local.demo import wide_console
-    from workers.results.stream import read_after, reviews_only
+    from workers.results.stream import read_after
 
     settings = load_settings()
     console = wide_console()
@@ -223,7 +226,7 @@ def watch(
             entries = read_after(client, settings.keys.results(dag_id), last, block_ms=1000)
             if entries:
                 last = entries[-1].entry_id
-                for entry in reviews_only(entries):
+                for entry in entries:
                     console.print(watch_row(entry.payload))
     except KeyboardInterrupt:
         pass

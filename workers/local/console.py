@@ -10,10 +10,11 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 from rich import box
+from rich.markup import escape
 from rich.table import Table
 
 from schemas.decisions import Decision, EscalationReason, Suppression
-from schemas.human import HumanReason
+from schemas.human import HumanDecision, HumanReason, HumanVerdict
 from schemas.quality import Dimension, ScoreStatus
 from schemas.result import ReviewError, ReviewResult
 from workers.evaluate.human import reasons_for_human
@@ -70,10 +71,31 @@ def watch_header() -> Table:
     return _watch_table(show_header=True)
 
 
-def watch_row(entry: ReviewResult | ReviewError) -> Table:
-    """One result as a headerless row aligned under ``watch_header``."""
+def watch_row(entry: ReviewResult | ReviewError | HumanVerdict | HumanDecision) -> Table:
+    """One stream entry as a headerless row aligned under ``watch_header``.
+
+    A person's verdict and the decision recomputed with it follow the result they judge,
+    so an operator watching a DAG sees the escalation come back.
+    """
     table = _watch_table(show_header=False)
-    table.add_row(*_cells(entry))
+    if isinstance(entry, HumanVerdict):
+        said = entry.feedback or entry.comment or ""
+        table.add_row(
+            entry.node_id,
+            "[magenta]human verdict[/]",
+            escape(f"{entry.action.value} by {entry.reviewer}" + (f": {said}" if said else "")),
+            "",
+        )
+    elif isinstance(entry, HumanDecision):
+        decision = entry.decision.value
+        table.add_row(
+            entry.node_id,
+            f"[{_DECISION_STYLE[decision]}]{decision}[/]",
+            escape(f"after {entry.action.value} by {entry.reviewer}"),
+            "",
+        )
+    else:
+        table.add_row(*_cells(entry))
     return table
 
 
@@ -87,7 +109,13 @@ def _watch_table(*, show_header: bool) -> Table:
 def _cells(entry: ReviewResult | ReviewError) -> tuple[str, str, str, str]:
     if isinstance(entry, ReviewError):
         where = f" ({entry.field})" if entry.field else ""
-        return (entry.node_id or "?", f"[red]error: {entry.code}[/red]", entry.message + where, "")
+        # The message may quote the request: shown as text, never read as markup.
+        return (
+            entry.node_id or "?",
+            f"[red]error: {entry.code}[/red]",
+            escape(entry.message + where),
+            "",
+        )
     decision = entry.decision.value
     shown = f"[{_DECISION_STYLE[decision]}]{decision}[/]"
     return (entry.node_id, shown, why_decided(entry), why_escalated(entry))
