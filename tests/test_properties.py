@@ -9,6 +9,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from schemas.judging import ModelPrice
+from schemas.quality import Dimension
 from schemas.request import ReviewRequest, Signals
 from schemas.result import FloorResult, Stage1Result, WallResolution, WallResult
 from workers.evaluate.confidence import aggregate_confidence
@@ -265,3 +266,67 @@ def test_pipeline_survives_deeply_nested_and_unbalanced_code(kind: str, content:
     )
     assert result.envelope is not None
     assert result.stage1.floor.passed is False
+
+
+_PROSE_PIECES = st.sampled_from(
+    [
+        "Acme",
+        "Robotics",
+        "was",
+        "founded",
+        "in",
+        "1998",
+        "by",
+        "Maria",
+        "Lopez",
+        "2,586",
+        "twenty-nine",
+        "Kenyan",
+        '"quoted words here"',
+        "[1]",
+        "[doc-2]",
+        "http://x.y/z",
+        "https://[::1",
+        "http://%s",
+        "(RFC 7692)",
+        "(Smith, 2150)",
+        ".",
+        ",",
+        "\n",
+        "not",
+        "He'll",
+        "One",
+        "of",
+        "April",
+        "5",
+        "1930s",
+        "20th",
+        "L.A.",
+        "`code`",
+        "é",
+        "∑",
+    ]
+)
+_PROSE = st.lists(_PROSE_PIECES, max_size=60).map(" ".join)
+
+
+@settings(max_examples=80, deadline=None)
+@given(
+    content=st.one_of(_PROSE, st.text(max_size=1500)),
+    source=st.one_of(_PROSE, st.text(max_size=1500)),
+    policy=st.sampled_from(["extractive", "abstractive", "open"]),
+    kind=st.sampled_from(["text", "markdown", "json"]),
+)
+def test_grounding_against_sources_never_raises_and_scores_stay_in_range(
+    content: str, source: str, policy: str, kind: str
+) -> None:
+    req = _request(
+        output={"kind": kind, "content": content or "x"},
+        sources=[{"id": "s1", "text": source}, {"id": "s2", "text": content[::-1]}],
+        grounding=policy,
+        task="Answer from the sources.",
+    )
+    result = review(req, BuiltinJudge(), stage2_price=PRICE)
+    for dimension in Dimension:
+        score = result.quality.get(dimension)
+        assert score.value is None or 0.0 <= score.value <= 1.0
