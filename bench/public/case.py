@@ -124,6 +124,39 @@ def case(benchmark: str, item_id: str, expect: Expect, label: str, request: dict
     return Case(benchmark=benchmark, id=item_id, expect=expect, label=label, request=request)
 
 
+def add_good(
+    loaded: Loaded,
+    item_id: str,
+    content: str,
+    *,
+    kind: str,
+    skill: str,
+    task: str | None = None,
+    min_chars: int = 1,
+) -> None:
+    """Add a good output (expect accept) to ``loaded``, or count why it was left out.
+
+    Too short to review, or longer than the fleet's intake accepts (which refuses it
+    before any review): both are counted in ``loaded.skipped``, never silently dropped.
+    """
+    if len(content.strip()) < min_chars:
+        loaded.skip("nothing to review")
+        return
+    if len(content) > MAX_OUTPUT_CHARS:
+        loaded.skip("longer than the intake limit")
+        return
+    request = make_request(
+        benchmark=loaded.benchmark,
+        item_id=item_id,
+        label=GOOD,
+        kind=kind,
+        content=content,
+        skill=skill,
+        task=task,
+    )
+    loaded.cases.append(case(loaded.benchmark, item_id, Expect.ACCEPT, GOOD, request))
+
+
 T = TypeVar("T")
 
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 import sysconfig
 from pathlib import Path
 
-from bench.public.case import GOOD, MAX_OUTPUT_CHARS, Expect, Loaded, case, make_request
+from bench.public.case import Loaded, add_good
 from bench.public.heldout import is_held_out
 
 BENCHMARK = "cpython-stdlib"
@@ -31,16 +31,5 @@ def load(limit: int | None = None) -> Loaded:
         if limit is not None and len(loaded.cases) >= limit:
             break
         source = path.read_text(encoding="utf-8", errors="replace")
-        if len(source) > MAX_OUTPUT_CHARS:
-            loaded.skip("longer than the intake limit")
-            continue
-        request = make_request(
-            benchmark=BENCHMARK,
-            item_id=path.name,
-            label=GOOD,
-            kind="python",
-            content=source,
-            skill="python-module-writer",
-        )
-        loaded.cases.append(case(BENCHMARK, path.name, Expect.ACCEPT, GOOD, request))
+        add_good(loaded, path.name, source, kind="python", skill="python-module-writer")
     return loaded

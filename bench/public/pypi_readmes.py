@@ -14,7 +14,7 @@ from __future__ import annotations
 import importlib.metadata
 import re
 
-from bench.public.case import GOOD, MAX_OUTPUT_CHARS, Expect, Loaded, case, make_request
+from bench.public.case import Loaded, add_good
 from bench.public.heldout import is_held_out
 
 BENCHMARK = "pypi-readme"
@@ -45,20 +45,13 @@ def load(limit: int | None = None) -> Loaded:
             continue
         if limit is not None and len(loaded.cases) >= limit:
             break
-        if len(body.strip()) < MIN_CHARS:
-            loaded.skip("no description to speak of")
-            continue
-        if len(body) > MAX_OUTPUT_CHARS:
-            loaded.skip("longer than the intake limit")
-            continue
-        request = make_request(
-            benchmark=BENCHMARK,
-            item_id=name,
-            label=GOOD,
+        add_good(
+            loaded,
+            name,
+            body,
             kind="markdown" if "markdown" in content_type else "text",
-            content=body,
             skill="readme-writer",
             task=f"Write the project description (README) of the Python package {name}.",
+            min_chars=MIN_CHARS,
         )
-        loaded.cases.append(case(BENCHMARK, name, Expect.ACCEPT, GOOD, request))
     return loaded

@@ -14,7 +14,7 @@ import hashlib
 import sysconfig
 from pathlib import Path
 
-from bench.public.case import GOOD, MAX_OUTPUT_CHARS, Expect, Loaded, case, make_request
+from bench.public.case import Loaded, add_good
 from bench.public.heldout import is_held_out
 
 BENCHMARK = "site-packages"
@@ -44,19 +44,12 @@ def load(limit: int | None = None) -> Loaded:
         if limit is not None and len(loaded.cases) >= limit:
             break
         source = (root / item_id).read_text(encoding="utf-8", errors="replace")
-        if len(source.strip()) < MIN_CHARS:
-            loaded.skip("nothing to review")
-            continue
-        if len(source) > MAX_OUTPUT_CHARS:
-            loaded.skip("longer than the intake limit")
-            continue
-        request = make_request(
-            benchmark=BENCHMARK,
-            item_id=item_id,
-            label=GOOD,
+        add_good(
+            loaded,
+            item_id,
+            source,
             kind="python",
-            content=source,
             skill="python-module-writer",
+            min_chars=MIN_CHARS,
         )
-        loaded.cases.append(case(BENCHMARK, item_id, Expect.ACCEPT, GOOD, request))
     return loaded

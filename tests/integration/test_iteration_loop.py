@@ -82,30 +82,22 @@ def test_a_verdict_from_the_command_line_flows_into_the_next_attempts_convergenc
     [one] = [e.payload for e in entries_once(redis_db, settings, dag, 1)]
     assert isinstance(one, ReviewResult) and one.decision is Decision.ESCALATE_HUMAN
 
-    command = [sys.executable, "-m", "workers.local.cli", "verdict", dag, "sql-optimizer", "1"]
-    flags = ["--send-back", "--feedback", "Add a LIMIT", "--score", "correctness=0.4"]
     env = {**os.environ, **fleet_env, "WINDAGS_REDIS_URL": redis_url}
-    done = subprocess.run(
-        [*command, *flags, "--reviewer", "ops-oncall"],
-        cwd=ROOT,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=60,
-        check=False,
-    )
+
+    def cli(*args: str) -> subprocess.CompletedProcess[str]:
+        """``windags-eval ARGS`` as an operator runs it, against the test fleet's Redis."""
+        command = [sys.executable, "-m", "workers.local.cli", *args]
+        return subprocess.run(
+            command, cwd=ROOT, env=env, capture_output=True, text=True, timeout=60, check=False
+        )
+
+    verdict = ("verdict", dag, "sql-optimizer", "1")
+    flags = ("--send-back", "--feedback", "Add a LIMIT", "--score", "correctness=0.4")
+    done = cli(*verdict, *flags, "--reviewer", "ops-oncall")
     assert done.returncode == 0, done.stderr
     printed = HumanDecision.model_validate_json(done.stdout)
     assert printed.decision is Decision.ITERATE and printed.reviewer == "ops-oncall"
-    again = subprocess.run(
-        [*command, "--accept", "--reviewer", "someone-else"],
-        cwd=ROOT,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=60,
-        check=False,
-    )
+    again = cli(*verdict, "--accept", "--reviewer", "someone-else")
     assert again.returncode == 1 and "already decided by ops-oncall" in again.stderr
 
     kinds = [e.fields["kind"] for e in entries_once(redis_db, settings, dag, 3)]
@@ -121,19 +113,9 @@ def test_a_verdict_from_the_command_line_flows_into_the_next_attempts_convergenc
     assert record["human_action"] == VerdictAction.SEND_BACK
 
     # The consumer of attempt 2 reports later how usable it was; an unknown attempt is refused.
-    report = [sys.executable, "-m", "workers.local.cli", "outcomes", "report", dag]
-    reported, unknown = (
-        subprocess.run(
-            [*report, node, "2", "0.3", "--reporter", "exec-engine"],
-            cwd=ROOT,
-            env=env,
-            capture_output=True,
-            text=True,
-            timeout=60,
-            check=False,
-        )
-        for node in ("sql-optimizer", "no-such-node")
-    )
+    report = ("outcomes", "report", dag)
+    reported = cli(*report, "sql-optimizer", "2", "0.3", "--reporter", "exec-engine")
+    unknown = cli(*report, "no-such-node", "2", "0.3", "--reporter", "exec-engine")
     assert reported.returncode == 0, reported.stderr
     assert "recorded 0.3 from downstream:exec-engine" in reported.stdout
     assert unknown.returncode == 1 and "remembers no such attempt" in unknown.stderr
