@@ -250,6 +250,10 @@ def _at_learned_spend(drawn: list[Node], learned: list[bool]) -> dict[str, float
             "waste_averted_usd"
         ]
         / averted,
+        "observable_oracle": _outcome(
+            drawn, learning.evidence_oracle(drawn, share, learning.claimed_rate)
+        )["waste_averted_usd"]
+        / averted,
     }
 
 
@@ -395,7 +399,8 @@ def run(
     print(
         f"at the learned router's own spend ({same_spend['spend_share']:.1%} of always's): "
         f"learned averts {same_spend['learned']:.1%}, rate oracle {same_spend['rate_oracle']:.1%}, "
-        f"rate+evidence oracle {same_spend['evidence_oracle']:.1%}"
+        f"rate+evidence oracle {same_spend['evidence_oracle']:.1%}, claimed rate+evidence "
+        f"oracle {same_spend['observable_oracle']:.1%}"
     )
     extra = _learning(sim, seeds, nodes)
     for name, fig in extra["curve"].items():

@@ -15,7 +15,7 @@ learning curve of models snapshotted after 100, 500 and 2000 outcomes.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
 from schemas.calibration import CalibrationModel, TrainingOutcome
@@ -169,12 +169,27 @@ def rate_oracle(nodes: Sequence[Node], share: float) -> list[bool]:
     return chosen
 
 
-def evidence_oracle(nodes: Sequence[Node], share: float) -> list[bool]:
+def true_rate(node: Node) -> float:
+    """The node's true failure rate (noise included): what no router sees."""
+    return node.true_fail
+
+
+def claimed_rate(node: Node) -> float:
+    """The seed formula over the claimed rate: what every router sees."""
+    request = node.request
+    return min(1.0, seed_prior(request.skill.success_rate, request))
+
+
+def evidence_oracle(
+    nodes: Sequence[Node], share: float, rate: Callable[[Node], float] = true_rate
+) -> list[bool]:
     """The best a router working from rates and Stage 1 evidence can do on ``share`` of always.
 
     It knows each node's true failure rate (no router does) and how Stage 1's evidence
     (whether the Wall found issues) and the Ceiling's catches split defective from good
-    outputs in this run (likelihoods counted from the labels). After the hard rules, it
+    outputs in this run (likelihoods counted from the labels). With ``rate=claimed_rate``
+    it knows only the seed formula's rate: the best from what a router sees, given perfect
+    evidence likelihoods. After the hard rules, it
     escalates Stage-1 passes by expected averted waste per Stage 2 dollar,
     P(defective | rate, evidence) x P(caught | defective, evidence) x waste / cost, until
     it has spent ``share`` of what always spends.
@@ -197,7 +212,7 @@ def evidence_oracle(nodes: Sequence[Node], share: float) -> list[bool]:
 
     def value(n: Node) -> float:
         like_bad, like_good, caught = rows[evidence(n)]
-        r = n.true_fail
+        r = rate(n)
         p = r * like_bad / (r * like_bad + (1 - r) * like_good or 1.0)
         return p * caught * n.waste / max(n.stage2_cost, 1e-9)
 
