@@ -281,7 +281,8 @@ def run(
         heads = ["latency_s", "connections", "requests", "seconds", "requests_per_s"]
         heads += ["bound_per_s", "pct_of_bound"]
         print(common.table(heads, [[b[h] for h in heads] for b in server_alone]))
-    advice = recommend([r for r in rows if r["latency_s"] == LATENCY_S])
+    fast = [r for r in rows if r["latency_s"] == LATENCY_S]
+    advice = recommend(fast) if fast else f"no rows at {LATENCY_S} s to recommend from"
     print(f"recommendation: {advice}")
     figures = {
         "measured_worker": "stage1",

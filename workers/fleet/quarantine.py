@@ -42,34 +42,47 @@ end
 
 # The take of workers/fleet/transport.py. KEYS: queue, unacked hash, unacked index,
 # quarantine. ARGV: now (the index score kombu uses), queue name, bytes kept, retention
-# ms. Pop the oldest message and record it as unacked under its delivery tag, in the form
-# kombu's restore reads: [payload, exchange, routing key], the payload verbatim and the
-# routing key the queue it came from. What is no kombu message (no JSON object with a
-# string delivery tag), or reuses a tag another delivery holds, is quarantined in the
-# same step. Returns {1, message, tag} when recorded, {0, message, reason} when not.
+# ms, most messages to take. Pop the oldest message and record it as unacked under its
+# delivery tag, in the form kombu's restore reads: [payload, exchange, routing key], the
+# payload verbatim and the routing key the queue it came from; then the next, up to the
+# count. What is no kombu message (no JSON object with a string delivery tag), or reuses
+# a tag another delivery holds, is quarantined in the same step. Returns one triple per
+# message popped: {1, message, tag} when recorded, {0, message, reason} when not; false
+# when the queue was empty. One script: each message is in its queue, in ``unacked`` or
+# in the quarantine at every instant, however many it takes.
 TAKE_LUA: Final = (
     QUARANTINE_LUA
     + """
-local raw = redis.call('RPOP', KEYS[1])
-if not raw then return false end
-local function refuse(reason)
-  quarantine(KEYS[4], raw, ARGV[2], reason, '', tonumber(ARGV[3]), tonumber(ARGV[4]))
-  return {0, raw, reason}
+local function take_one()
+  local raw = redis.call('RPOP', KEYS[1])
+  if not raw then return nil end
+  local function refuse(reason)
+    quarantine(KEYS[4], raw, ARGV[2], reason, '', tonumber(ARGV[3]), tonumber(ARGV[4]))
+    return {0, raw, reason}
+  end
+  local ok, message = pcall(cjson.decode, raw)
+  if not ok or type(message) ~= 'table' or type(message.properties) ~= 'table' then
+    return refuse('not a kombu message: no JSON object with a properties object')
+  end
+  local tag = message.properties.delivery_tag
+  if type(tag) ~= 'string' or tag == '' then
+    return refuse('not a kombu message: no delivery tag (properties.delivery_tag)')
+  end
+  if redis.call('HEXISTS', KEYS[2], tag) == 1 then
+    return refuse('delivery tag ' .. tag .. ' is held by another delivery (a copied message)')
+  end
+  redis.call('ZADD', KEYS[3], ARGV[1], tag)
+  redis.call('HSET', KEYS[2], tag, '[' .. raw .. ',"",' .. cjson.encode(ARGV[2]) .. ']')
+  return {1, raw, tag}
 end
-local ok, message = pcall(cjson.decode, raw)
-if not ok or type(message) ~= 'table' or type(message.properties) ~= 'table' then
-  return refuse('not a kombu message: no JSON object with a properties object')
+local taken = {}
+for _ = 1, math.max(1, tonumber(ARGV[5]) or 1) do
+  local one = take_one()
+  if not one then break end
+  taken[#taken + 1] = one
 end
-local tag = message.properties.delivery_tag
-if type(tag) ~= 'string' or tag == '' then
-  return refuse('not a kombu message: no delivery tag (properties.delivery_tag)')
-end
-if redis.call('HEXISTS', KEYS[2], tag) == 1 then
-  return refuse('delivery tag ' .. tag .. ' is held by another delivery (a copied message)')
-end
-redis.call('ZADD', KEYS[3], ARGV[1], tag)
-redis.call('HSET', KEYS[2], tag, '[' .. raw .. ',"",' .. cjson.encode(ARGV[2]) .. ']')
-return {1, raw, tag}
+if #taken == 0 then return false end
+return taken
 """
 )
 

@@ -9,11 +9,13 @@ lost one review of 330, and tests/integration/test_transport.py shows the window
 This channel waits with ``BLMOVE q q RIGHT RIGHT``, which blocks like ``BRPOP`` but
 leaves the message where it is, then pops it and records it as unacked in one Lua
 script: at every instant the message is in its queue or in ``unacked``. Two round trips
-per message, as before (the second write kombu makes is skipped). A message arriving at
-an idle queue wakes every consumer waiting on it; those that lose the race find nothing
-and wait again, one round trip each. It covers channels that consume one queue with one
-priority step, which is what our workers are (``priority_steps`` is ``[0]`` in
-``workers.fleet.app``); others (and control replies, read unacked) keep kombu's ``BRPOP``.
+per take, which pops as many messages as the prefetch leaves room for (up to
+``TAKE_MAX``), each recorded in the same script (kombu's second write is skipped). A
+message arriving at an idle queue wakes every consumer waiting on it; those that lose
+the race find nothing and wait again, one round trip each. It covers channels that
+consume one queue with one priority step, which is what our workers are
+(``priority_steps`` is ``[0]`` in ``workers.fleet.app``); others (and control replies,
+read unacked) keep kombu's ``BRPOP``. Its QoS is in ``workers/fleet/qos.py``.
 
 Nothing a queue holds kills the consumer: the take script quarantines what is no kombu
 message at all as it pops it; every other message is read as kombu and Celery will read
@@ -35,50 +37,21 @@ from typing import Any
 
 import redis
 from kombu.transport import redis as kombu_redis
-from kombu.transport.virtual import QoS as VirtualQoS
 from kombu.utils.encoding import bytes_to_str
 from kombu.utils.objects import cached_property
 
 from workers.fleet import inspection, schedule
-from workers.fleet.inspection import Refused, Rules, inspect_message, unacked_record
+from workers.fleet.inspection import Refused, Rules, inspect_message
+from workers.fleet.qos import QoS
 from workers.fleet.quarantine import RAW_KEPT_BYTES, TAKE_LUA, QuarantineStream
 from workers.keys import Keys
 
 log = logging.getLogger("windags.transport")
 
-
-class QoS(kombu_redis.QoS):
-    """kombu's QoS, minus the unacked write the take script made, plus a safe restore."""
-
-    def append(self, message: Any, delivery_tag: str) -> None:
-        """Track the delivery; write it to Redis unless it is already there."""
-        if self.channel.recorded_by_take(delivery_tag):
-            VirtualQoS.append(self, message, delivery_tag)
-        else:
-            super().append(message, delivery_tag)
-
-    def restore_by_tag(self, tag: Any, client: Any = None, leftmost: bool = False) -> None:
-        """Back to its queue, or to the quarantine when kombu could not restore it.
-
-        (kombu's restore raises on an unreadable record, or drops it with a log line.)
-        """
-
-        def restore_transaction(pipe: Any) -> None:
-            raw = pipe.hget(self.unacked_key, tag)
-            pipe.multi()
-            self._remove_from_indices(tag, pipe)
-            if not raw:
-                return
-            record = unacked_record(raw)
-            if isinstance(record, Refused):
-                where = bytes_to_str(tag)
-                self.channel.quarantine.add_to(pipe, raw, "unacked", record.reason, tag=where)
-                log.error("quarantined unacked record %s: %s", where, record.reason)
-            else:
-                self.channel._do_restore_message(*record, pipe, leftmost)
-
-        with self.channel.conn_or_acquire(client) as conn:
-            conn.transaction(restore_transaction, self.unacked_key)
+#: Most messages one take pops (never more than the prefetch leaves room for): a gevent
+#: worker's consumer shares its thread with a hundred tasks, and fetching one message per
+#: turn left it far below its concurrency (``bench.stage1_io``).
+TAKE_MAX = 16
 
 
 class Channel(kombu_redis.Channel):
@@ -189,15 +162,29 @@ class Channel(kombu_redis.Channel):
             queue = bytes_to_str(woken[0]).rsplit(self.sep, 1)[0]
             self._queue_cycle.rotate(queue)
             return self._deliver_checked(woken[1], queue, None)
-        taken = self._take(queue)
+        taken = self._take(queue, self._take_count())
         if not taken:  # another consumer took it first
             raise Empty()
-        recorded, raw, detail = taken
         self._queue_cycle.rotate(queue)
-        if not recorded:
-            log.error("quarantined a message of %s: %s", queue, bytes_to_str(detail))
+        delivered = False
+        # A connection error mid-way leaves the rest recorded in ``unacked``: redelivered
+        # after the visibility timeout, as after a kill.
+        for recorded, raw, detail in taken:
+            if not recorded:
+                log.error("quarantined a message of %s: %s", queue, bytes_to_str(detail))
+                continue
+            try:
+                delivered = self._deliver_checked(raw, queue, bytes_to_str(detail)) or delivered
+            except Empty:  # refused, and quarantined
+                continue
+        if not delivered:
             raise Empty()
-        return self._deliver_checked(raw, queue, bytes_to_str(detail))
+        return True
+
+    def _take_count(self) -> int:
+        """Messages one take may pop: the room the prefetch leaves, at most ``TAKE_MAX``."""
+        room = self.qos.can_consume_max_estimate()
+        return max(1, min(TAKE_MAX, room)) if room else 1
 
     def _deliver_checked(self, raw: bytes, queue: str, tag: str | None) -> bool:
         """Deliver ``raw`` if kombu and Celery can take it; else quarantine it, once."""
@@ -229,12 +216,15 @@ class Channel(kombu_redis.Channel):
         self.quarantine.put(self._create_client(), raw, queue, reason, tag=tag or "", unacked=held)
         log.error("quarantined a message of %s: %s", queue, reason)
 
-    def _take(self, queue: str) -> list[Any] | None:
-        """Pop the oldest message of ``queue``, recorded as unacked in the same step."""
+    def _take(self, queue: str, count: int = 1) -> list[list[Any]] | None:
+        """Pop up to ``count`` messages, each recorded as unacked in the same step.
+
+        One ``[recorded, message, tag or reason]`` per message; None when it was empty.
+        """
         self._create_client()
-        taken: list[Any] | None = self._take_script(
+        taken: list[list[Any]] | None = self._take_script(
             keys=[queue, self.unacked_key, self.unacked_index_key, self.quarantine.key],
-            args=[time(), queue, RAW_KEPT_BYTES, self.quarantine.retention_s * 1000],
+            args=[time(), queue, RAW_KEPT_BYTES, self.quarantine.retention_s * 1000, count],
         )
         return taken
 
