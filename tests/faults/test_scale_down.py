@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import time
+from functools import partial
 
 import pytest
 import redis
@@ -38,6 +39,10 @@ def _unacked_of(db: redis.Redis, queue: Queue) -> int:
     return sum(1 for raw in db.hvals("unacked") if json.loads(raw)[2] == queue.value)
 
 
+def _holds_work(db: redis.Redis, queue: Queue) -> bool:
+    return _unacked_of(db, queue) > 0
+
+
 @pytest.mark.timeout(240)
 def test_warm_stopped_workers_hand_back_their_work_and_lose_nothing(
     slow_server: FaultServer, own_redis: PrivateRedis
@@ -51,8 +56,10 @@ def test_warm_stopped_workers_hand_back_their_work_and_lose_nothing(
     ) as run:
         started = time.monotonic()
         keys = run.client.submit_many(requests)
-        for victim, after_s in ((Queue.STAGE1, 1.0), (Queue.STAGE2, 4.0)):
-            time.sleep(after_s)
+        for victim in (Queue.STAGE1, Queue.STAGE2):
+            # Stop it while it holds work, as a scale-down under load does; a fixed pause
+            # could land where the worker holds nothing (Stage 2's work comes in bursts).
+            wait_until(partial(_holds_work, run.db, victim), timeout_s=30, every_s=0.05)
             held = _unacked_of(run.db, victim)
             code = run.fleet.stop_worker(victim)
             stops[victim.value] = {
