@@ -821,6 +821,27 @@ def test_compose_runs_redis_three_workers_and_a_collector() -> None:
     assert len(images) == 1, "one image for all worker kinds"
 
 
+def test_compose_serves_the_review_page_on_request_on_the_loopback_only() -> None:
+    svc = compose()["services"]["review-ui"]
+    assert svc["profiles"] == ["review"], "started with --profile review, not by every up"
+    [line] = [
+        ln for ln in (REPO / "Procfile").read_text().splitlines() if ln.startswith("review-ui:")
+    ]
+    assert svc["command"] == shlex.split(line.partition(":")[2])
+    assert svc["ports"] == ["127.0.0.1:8400:8400"]
+    env = svc["environment"]
+    assert (
+        env["WINDAGS_REDIS_URL"]
+        == compose()["services"]["stage1"]["environment"]["WINDAGS_REDIS_URL"]
+    )
+    assert (
+        env["WINDAGS_KEY_PREFIX"]
+        == compose()["services"]["stage1"]["environment"]["WINDAGS_KEY_PREFIX"]
+    )
+    assert env["WINDAGS_REVIEW_UI_TOKEN"] == "${WINDAGS_REVIEW_UI_TOKEN:-}", "from the shell"
+    assert "/healthz" in svc["healthcheck"]["test"][1]
+
+
 def test_compose_worker_env_is_valid_settings(monkeypatch: pytest.MonkeyPatch) -> None:
     from workers.settings import Settings
 
