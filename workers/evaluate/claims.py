@@ -19,7 +19,7 @@ from schemas.request import NodeOutput, OutputKind
 from workers.evaluate.findings import sentences
 from workers.evaluate.lexicon import QUALIFIERS, Token, fold, tokens
 from workers.evaluate.parsed import ParseFailure, json_document
-from workers.evaluate.sources import context_keys, measure_of
+from workers.evaluate.sources import Measure, context_keys, measure_of
 
 #: Lower-case words that may sit inside a name (``Bank of England``, ``Ludwig van Beethoven``).
 _CONNECTORS = frozenset({"of", "the", "de", "van", "von", "der", "den", "la", "le", "du", "da"})
@@ -78,7 +78,7 @@ class ClaimUnit:
     context: frozenset[str]
     initial: bool = False
     """A lone capitalised word opening its sentence: grammar or a name, the input decides."""
-    measure: str = ""
+    measure: Measure | None = None
     """For a number: what it measures (``sources.measure_of``)."""
 
 
@@ -158,7 +158,7 @@ def _units(
         stated = not word.stop or (qualifiers and fold(word.text) in QUALIFIERS)
         if stated and (len(word.text) > 1 or word.value is not None):
             kind = UnitKind.NUMBER if word.text[:1].isdigit() else UnitKind.WORD
-            measure = measure_of(words, i) if kind is UnitKind.NUMBER else ""
+            measure = measure_of(words, i) if kind is UnitKind.NUMBER else None
             yield ClaimUnit(
                 word.text, kind, (word,), sentence, context_keys(words, i), measure=measure
             )

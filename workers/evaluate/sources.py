@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from enum import StrEnum
 from functools import lru_cache
 
 from schemas.request import Source
@@ -23,6 +24,32 @@ _MAX_ACRONYM = 6
 _SCALES = {"thousand": 1e3, "million": 1e6, "billion": 1e9}
 
 
+class MeasureKind(StrEnum):
+    """What kind of quantity a number states."""
+
+    YEAR = "year"
+    DECADE = "decade"
+    DATE = "date"
+    """A day of a month (``April 7``)."""
+    RANK = "rank"
+    """An ordinal (``20th``)."""
+    COUNT = "count"
+
+
+@dataclass(frozen=True, slots=True)
+class Measure:
+    """What a number measures: only numbers of one measure can disagree."""
+
+    kind: MeasureKind
+    unit: str = ""
+    """For a count, the (stemmed) word it counts; empty when the text does not say."""
+
+    @property
+    def known(self) -> bool:
+        """Whether it can be compared: anything but a count of an unsaid unit."""
+        return self.kind is not MeasureKind.COUNT or bool(self.unit)
+
+
 @dataclass(frozen=True, slots=True)
 class NumberMention:
     """A number in a text and the content words around it (what it is a number of)."""
@@ -30,7 +57,7 @@ class NumberMention:
     text: str
     value: float
     context: frozenset[str]
-    measure: str = ""
+    measure: Measure
     """What it measures (``measure_of``): only numbers of one measure can disagree."""
 
 
@@ -167,47 +194,45 @@ def number_mentions(words: Sequence[Token]) -> list[NumberMention]:
     return out
 
 
-#: A count whose unit the text does not say: it cannot be told apart from other counts.
-UNKNOWN_MEASURE = "count"
 _MONTHS = frozenset(
     "january february march april may june july august september october november december "
     "jan feb mar apr jun jul aug sep sept oct nov dec".split()
 )
 
 
-def measure_of(words: Sequence[Token], at: int) -> str:
+def measure_of(words: Sequence[Token], at: int) -> Measure:
     """What the number at ``at`` measures, as far as its neighbours and its form say.
 
     A year, a decade (``1930s``), a day of a month (``April 7``), a rank (``20th``), or a
     count: of ``X`` in ``X of 2,586``, else of the word after it (``12 days``; ``2.5
     million people`` and ``nine of its robots`` count people and robots), else of the
-    content word just before it (``the population was 2,586``).
-    ``One of the five`` says nothing of its unit: ``UNKNOWN_MEASURE``.
+    content word just before it (``the population was 2,586``). ``One of the five`` says
+    nothing of its unit.
     """
     word, text = words[at], words[at].text
     beside = {fold(w.text) for w in words[max(0, at - 1) : at + 2]}
     if beside & _MONTHS:
-        return "date"
+        return Measure(MeasureKind.DATE)
     if text[:1].isdigit() and text[-1:] == "s":
-        return "decade"
+        return Measure(MeasureKind.DECADE)
     if text[:1].isdigit() and text[-1:].isalpha():
-        return "rank"
+        return Measure(MeasureKind.RANK)
     value = word.value or 0.0
     if len(text) == 4 and text.isdigit() and 1000 <= value <= 2100:
-        return "year"
+        return Measure(MeasureKind.YEAR)
     if at >= 2 and fold(words[at - 1].text) == "of" and _names_unit(words[at - 2]):
-        return f"{UNKNOWN_MEASURE}:{words[at - 2].key}"  # ``a population of 2,586``
+        return Measure(MeasureKind.COUNT, words[at - 2].key)  # ``a population of 2,586``
     following = list(words[at + 1 : at + 5])
     if following and fold(following[0].text) in _SCALES:
         following = following[1:]
     if following and fold(following[0].text) == "of":  # ``twenty-nine of its robots``
         following = [w for w in following if not w.stop]
     if following and _names_unit(following[0]):
-        return f"{UNKNOWN_MEASURE}:{following[0].key}"
+        return Measure(MeasureKind.COUNT, following[0].key)
     before = [w for w in words[max(0, at - 3) : at] if not w.stop]
     if before and _names_unit(before[-1]):  # ``the population was 2,586``
-        return f"{UNKNOWN_MEASURE}:{before[-1].key}"
-    return UNKNOWN_MEASURE
+        return Measure(MeasureKind.COUNT, before[-1].key)
+    return Measure(MeasureKind.COUNT)
 
 
 def _names_unit(word: Token) -> bool:

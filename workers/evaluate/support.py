@@ -15,7 +15,7 @@ from dataclasses import dataclass, replace
 
 from workers.evaluate.claims import WEIGHTS, ClaimUnit, Sentence, UnitKind
 from workers.evaluate.lexicon import Token, fold, prefix
-from workers.evaluate.sources import UNKNOWN_MEASURE, InputText, NodeInput, NumberMention
+from workers.evaluate.sources import InputText, NodeInput, NumberMention
 
 #: An unlinked name costs this share of an unsupported one: it exists, the relation may not.
 UNLINKED = 0.25
@@ -248,7 +248,7 @@ def _contradiction(unit: ClaimUnit, given: NodeInput) -> Contradiction | None:
     neither text says (``One of the five``) contradicts nothing.
     """
     (word,) = unit.words
-    if word.value is None or unit.measure == UNKNOWN_MEASURE:
+    if word.value is None or unit.measure is None or not unit.measure.known:
         return None
     best: tuple[int, NumberMention, InputText] | None = None
     for text in given.texts:
