@@ -45,6 +45,12 @@ from workers.fleet.queues import TASK_ROUTES, Queue, TaskName
 from workers.fleet.transport import TRANSPORT
 from workers.settings import Settings
 
+#: Redis connections per broker channel, and producers per process. A gevent worker runs
+#: a hundred tasks in one process, each acking and publishing its next hop through them:
+#: kombu's and Celery's 10 made tasks wait on each other, failed acks with
+#: MaxConnectionsError, and after a Redis restart left a worker that no longer consumed.
+MAX_CONNECTIONS = 256
+
 #: Faults of the connection to Redis (broker, streams): retrying later may succeed.
 CONNECTION_FAULTS: tuple[type[BaseException], ...] = (
     redis.ConnectionError,
@@ -84,6 +90,7 @@ def celery_config(settings: Settings) -> dict[str, Any]:
         "unacked_restore_throttle": 1,
         "health_check_interval": 25,
         "socket_keepalive": True,
+        "max_connections": MAX_CONNECTIONS,
         "retry_on_timeout": True,
         "socket_timeout": settings.redis_socket_timeout_s,
         "socket_connect_timeout": settings.redis_connect_timeout_s,
@@ -104,6 +111,7 @@ def celery_config(settings: Settings) -> dict[str, Any]:
         "result_backend_transport_options": {"visibility_timeout": visibility},
         "visibility_timeout": visibility,
         "broker_connection_retry_on_startup": True,
+        "broker_pool_limit": MAX_CONNECTIONS,
         "broker_connection_timeout": 5,
         "task_routes": TASK_ROUTES,
         "task_annotations": _time_limits(settings),
