@@ -98,16 +98,22 @@ def wait_until(check: Callable[[], bool], timeout_s: float = 60.0, every_s: floa
     return check()
 
 
+def drop_prefix(client: redis.Redis, prefix: str) -> None:
+    """Delete every key of a throwaway deployment (``<prefix>:*``)."""
+    found = list(client.scan_iter(match=f"{prefix}:*"))
+    if found:
+        client.delete(*found)
+
+
 @contextmanager
-def scratch_redis(label: str) -> Iterator[tuple[redis.Redis, str]]:
-    """A client of the shared test Redis (db 15) and a fresh key prefix, deleted after."""
-    url = require_redis("redis://127.0.0.1:6379/15")
-    client = redis.Redis.from_url(url, socket_timeout=2)
+def scratch_redis(
+    label: str, url: str = "redis://127.0.0.1:6379/15"
+) -> Iterator[tuple[redis.Redis, str]]:
+    """A client of a test Redis (db 15 unless ``url`` says) and a fresh prefix, emptied after."""
+    client = redis.Redis.from_url(require_redis(url), socket_timeout=5)
     prefix = f"test-{label}-{uuid.uuid4().hex[:12]}"
     try:
         yield client, prefix
     finally:
-        found = list(client.scan_iter(match=f"{prefix}:*"))
-        if found:
-            client.delete(*found)
+        drop_prefix(client, prefix)
         client.close()

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import os
 import random
-import uuid
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -15,7 +14,7 @@ from schemas.calibration import Evidence
 from schemas.human import LabelledOutcome, OutcomeSource, StageOneView
 from schemas.request import BreakerState, SkillStage
 from schemas.result import Decision
-from tests.infrastructure import require_redis
+from tests.infrastructure import scratch_redis
 from tests.test_cli_operator import NOTHING_LISTENS, _run
 from workers.human.outcomes import OutcomeStore
 from workers.keys import Keys
@@ -26,15 +25,8 @@ TEST_REDIS = os.environ.get("WINDAGS_TEST_REDIS_URL", "redis://127.0.0.1:6379/10
 @pytest.fixture
 def deployment() -> Iterator[tuple[redis.Redis, str]]:
     """A client of the test Redis and a fresh key prefix, its keys deleted after."""
-    client = redis.Redis.from_url(require_redis(TEST_REDIS), socket_timeout=5)
-    prefix = f"calcli-{uuid.uuid4().hex[:10]}"
-    try:
-        yield client, prefix
-    finally:
-        found = list(client.scan_iter(match=f"{prefix}:*"))
-        if found:
-            client.delete(*found)
-        client.close()
+    with scratch_redis("calcli", TEST_REDIS) as found:
+        yield found
 
 
 def _label(

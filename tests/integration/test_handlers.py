@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import uuid
 from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import replace
 from typing import Any
 
@@ -14,6 +15,7 @@ import redis
 from schemas.hops import ReviewIdentity, RoutedReview, Stage1Report
 from schemas.judging import JudgeVerdict
 from schemas.result import CeilingStatus, ErrorCode, ReviewError, ReviewResult
+from tests.infrastructure import drop_prefix
 from tests.integration.support import sample
 from tests.verdicts import paid_verdict
 from workers.errors import JudgeRetryableError
@@ -46,6 +48,19 @@ def judge() -> ScriptedJudge:
 def ceiling_only(settings: Settings, judge: ScriptedJudge) -> Deps:
     """Deps whose scripted judge scores the Ceiling; the Wall stays the heuristics."""
     return replace(build_deps(settings, judge=judge), wall_judge=None)
+
+
+@contextmanager
+def scratch_deps(redis_url: str, label: str) -> Iterator[Deps]:
+    """``ceiling_only`` deps under a fresh key prefix, reading the stored model each time."""
+    prefix = f"{label}-{uuid.uuid4().hex[:8]}"
+    settings = Settings(redis_url=redis_url, key_prefix=prefix, calibration_refresh_s=0.0)
+    built = ceiling_only(settings, ScriptedJudge())
+    try:
+        yield built
+    finally:
+        drop_prefix(built.redis, prefix)
+        built.redis.close()
 
 
 @pytest.fixture

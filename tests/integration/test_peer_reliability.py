@@ -16,27 +16,19 @@ from schemas.hops import Stage1Report
 from schemas.human import LabelledOutcome, OutcomeSource, StageOneView
 from schemas.result import Decision
 from tests.integration.support import sample
-from tests.integration.test_handlers import ceiling_only, through_stage1
+from tests.integration.test_handlers import scratch_deps, through_stage1
 from workers.evaluate.calibration import RELIABILITY_MIN_GRADED
 from workers.fleet.deps import Deps
 from workers.learning.refit import evaluator_records
 from workers.learning.store import CalibrationStore
-from workers.settings import Settings
-from workers.testing.scripted_judge import ScriptedJudge
 
 pytestmark = pytest.mark.integration
 
 
 @pytest.fixture
 def deps(redis_url: str) -> Iterator[Deps]:
-    prefix = f"peer-{uuid.uuid4().hex[:8]}"
-    settings = Settings(redis_url=redis_url, key_prefix=prefix, calibration_refresh_s=0.0)
-    built = ceiling_only(settings, ScriptedJudge())
-    yield built
-    found = list(built.redis.scan_iter(match=f"{prefix}:*"))
-    if found:
-        built.redis.delete(*found)
-    built.redis.close()
+    with scratch_deps(redis_url, "peer") as built:
+        yield built
 
 
 def _conflicting(**signals: Any) -> dict[str, Any]:

@@ -22,6 +22,7 @@ import redis
 from schemas.calibration import CalibrationModel
 from schemas.human import LabelledOutcome
 from schemas.result import ReviewResult
+from tests.infrastructure import drop_prefix
 from tests.integration.support import sample
 from tests.integration.test_handlers import ceiling_only, results, run_router, through_stage1
 from tests.integration.test_procfile import procfile_commands
@@ -48,9 +49,7 @@ def prefix(url: str) -> Iterator[str]:
     name = f"refit-{uuid.uuid4().hex[:8]}"
     yield name
     client = redis.Redis.from_url(url)
-    found = list(client.scan_iter(match=f"{name}:*"))
-    if found:
-        client.delete(*found)
+    drop_prefix(client, name)
     client.close()
 
 

@@ -5,7 +5,6 @@ version and the expected value, for a review routed through the real handler and
 from __future__ import annotations
 
 import math
-import uuid
 from collections.abc import Iterator
 from typing import Any
 
@@ -16,27 +15,19 @@ from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanE
 from schemas.result import ReviewResult
 from tests.evaluate.test_calibration import _outcomes
 from tests.integration.support import sample
-from tests.integration.test_handlers import ceiling_only, results, run_router, through_stage1
+from tests.integration.test_handlers import results, run_router, scratch_deps, through_stage1
 from workers.evaluate.calibration import fit
 from workers.fleet.deps import Deps
 from workers.learning.store import CalibrationStore
 from workers.observe import spans, telemetry
-from workers.settings import Settings
-from workers.testing.scripted_judge import ScriptedJudge
 
 pytestmark = pytest.mark.integration
 
 
 @pytest.fixture
 def deps(redis_url: str) -> Iterator[Deps]:
-    prefix = f"explain-{uuid.uuid4().hex[:8]}"
-    settings = Settings(redis_url=redis_url, key_prefix=prefix, calibration_refresh_s=0.0)
-    built = ceiling_only(settings, ScriptedJudge())
-    yield built
-    found = list(built.redis.scan_iter(match=f"{prefix}:*"))
-    if found:
-        built.redis.delete(*found)
-    built.redis.close()
+    with scratch_deps(redis_url, "explain") as built:
+        yield built
 
 
 @pytest.fixture
