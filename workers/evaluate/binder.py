@@ -126,10 +126,13 @@ def unbound_names(tree: ast.Module) -> list[tuple[int, str]]:
     """
     binder = _Binder()
     binder.visit(tree)
-    if binder.star_import or writes_own_namespace(tree):
+    known = binder.bound | PROVIDED
+    unbound = {name: line for name, line in binder.loaded.items() if name not in known}
+    # The two further passes over the tree only for a module with something to report.
+    if not unbound or binder.star_import or writes_own_namespace(tree):
         return []
-    known = binder.bound | PROVIDED | probed_names(tree)
-    return sorted((line, name) for name, line in binder.loaded.items() if name not in known)
+    probed = probed_names(tree)
+    return sorted((line, name) for name, line in unbound.items() if name not in probed)
 
 
 #: Tests that choose code by interpreter: what they guard may be another one's builtin.
