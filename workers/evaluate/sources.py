@@ -94,6 +94,8 @@ class NodeInput:
     values: frozenset[float] = field(default=frozenset())
     acronyms: frozenset[str] = field(default=frozenset())
     capitalised: frozenset[str] = field(default=frozenset())
+    windows: tuple[frozenset[str], ...] = ()
+    """Every text's ``sentences`` windows, in order: where a claim's words are looked for."""
 
     @property
     def sources(self) -> tuple[InputText, ...]:
@@ -132,6 +134,7 @@ def _node_input(task: str | None, sources: tuple[Source, ...]) -> NodeInput:
         values=frozenset().union(*(t.values for t in texts)),
         acronyms=frozenset().union(*(t.acronyms for t in texts)),
         capitalised=frozenset().union(*(t.capitalised for t in texts)),
+        windows=tuple(w for t in texts for w in t.sentences),
     )
 
 

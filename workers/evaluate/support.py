@@ -128,8 +128,7 @@ def _spliced(sentence: Sentence, words: Sequence[ClaimUnit], given: NodeInput) -
     if not words:
         return []
     wanted = set().union(*(_keys(u) for u in sentence.units))
-    windows = [w for text in given.texts for w in text.sentences]
-    best = max(windows, key=lambda w: len(wanted & w), default=frozenset())
+    best = max(given.windows, key=lambda w: len(wanted & w), default=frozenset())
     return [u for u in words if not _keys(u) <= best]
 
 
@@ -161,7 +160,7 @@ def _linked(unit: ClaimUnit, keyed: Sequence[ClaimUnit], given: NodeInput) -> bo
     if not others:
         return True
     mine = _keys(unit)
-    windows = [s for text in given.texts for s in text.sentences if _within(mine, s)]
+    windows = [s for s in given.windows if _within(mine, s)]
     if not windows:
         return True  # supported through an acronym, a rounding or a word family: no place to look
     return any(_within(o, s) for s in windows for o in others)
