@@ -47,8 +47,7 @@ class HumanGate:
         before finishing it: every step keeps what is there, so nothing is done twice and
         an escalation to a person is never lost.
         """
-        booked = self.marks.booked(request.review_key)
-        if not added and self.marks.is_done(booked):
+        if not added and self.marks.is_done(request.review_key):
             return False
         earlier = self.attempts.records(result.dag_id, result.node_id, before=result.attempt)
         record = self.attempts.record(result, request)
@@ -65,7 +64,7 @@ class HumanGate:
                     earlier=tuple(earlier),
                 )
             )
-        self.marks.done(booked)
+        self.marks.done(request.review_key)
         return queued
 
     def report_downstream(

@@ -21,14 +21,10 @@ class BookkeepingMarks:
         self._keys = keys
         self._ttl_s = ttl_s
 
-    def booked(self, review_key: str) -> str:
-        """The mark's key for one review."""
-        return self._keys.booked(review_key)
+    def is_done(self, review_key: str) -> bool:
+        """Whether the bookkeeping of ``review_key``'s publication is done."""
+        return bool(self._redis.exists(self._keys.booked(review_key)))
 
-    def is_done(self, mark: str) -> bool:
-        """Whether the bookkeeping of the review ``mark`` names is done."""
-        return bool(self._redis.exists(mark))
-
-    def done(self, mark: str) -> None:
+    def done(self, review_key: str) -> None:
         """Set the mark, for as long as the results stream keeps the entry."""
-        self._redis.set(mark, "1", ex=self._ttl_s)
+        self._redis.set(self._keys.booked(review_key), "1", ex=self._ttl_s)
