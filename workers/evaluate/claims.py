@@ -133,7 +133,12 @@ def claim_sentences(prose: str, *, qualifiers: bool = False) -> list[Sentence]:
 def _checked_whole(match: re.Match[str]) -> str:
     """A quotation looked up whole (``input_support``) is blanked; a shorter one stays."""
     quote = match.group(1)
-    return " " if len(quote.split()) >= MIN_QUOTE_WORDS else f" {quote} "
+    return " " if looked_up_whole(quote) else f" {quote} "
+
+
+def looked_up_whole(quote: str) -> bool:
+    """A quotation long enough to be looked up word for word (shorter ones are names)."""
+    return len(quote.split()) >= MIN_QUOTE_WORDS
 
 
 def _units(

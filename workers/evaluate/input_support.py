@@ -13,7 +13,7 @@ from collections.abc import Sequence
 
 from schemas.quality import Dimension
 from schemas.request import GroundingPolicy
-from workers.evaluate.claims import MIN_QUOTE_WORDS, QUOTE, UnitKind, claim_sentences
+from workers.evaluate.claims import QUOTE, UnitKind, claim_sentences, looked_up_whole
 from workers.evaluate.findings import Finding, finding
 from workers.evaluate.lexicon import squash
 from workers.evaluate.sources import InputText, NodeInput
@@ -104,7 +104,7 @@ def _quotations(prose: str, given: NodeInput) -> list[Finding]:
     found: list[Finding] = []
     for match in QUOTE.finditer(prose):
         quote = match.group(1)
-        if len(quote.split()) < MIN_QUOTE_WORDS:
+        if not looked_up_whole(quote):
             continue
         cited = [given.resolve(m) for m in _ID_MARKER.findall(_around(prose, match))]
         targets = [t for t in cited if t is not None] or list(given.texts)
