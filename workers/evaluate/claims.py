@@ -10,7 +10,7 @@ verb rarely is.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from enum import StrEnum
 from typing import Any
@@ -130,6 +130,26 @@ def claim_sentences(prose: str, *, qualifiers: bool = False) -> list[Sentence]:
     return out
 
 
+def names_in(text: str, words: Sequence[Token]) -> list[ClaimUnit]:
+    """The names among a sentence's words (``words`` being ``tokens(text)``).
+
+    Only the names: no context is gathered, so a long input is read cheaply.
+    """
+    found: list[ClaimUnit] = []
+    i = 0
+    while i < len(words):
+        end = _name_end(text, words, i)
+        if end == i:
+            i += 1
+            continue
+        run = tuple(w for w in words[i:end] if fold(w.text) not in _CONNECTORS)
+        if run:
+            text_of = " ".join(w.text for w in words[i:end])
+            found.append(ClaimUnit(text_of, UnitKind.NAME, run, 0, frozenset()))
+        i = end
+    return found
+
+
 def _checked_whole(match: re.Match[str]) -> str:
     """A quotation looked up whole (``input_support``) is blanked; a shorter one stays."""
     quote = match.group(1)
@@ -170,7 +190,7 @@ def _units(
         i += 1
 
 
-def _name_end(text: str, words: list[Token], start: int) -> int:
+def _name_end(text: str, words: Sequence[Token], start: int) -> int:
     """End of the name starting at ``start``, or ``start`` when there is none.
 
     A sentence's first word is capitalised by grammar, not because it is a name: alone

@@ -9,7 +9,13 @@ from dataclasses import dataclass
 from schemas.quality import Dimension
 from schemas.stages import IssueCode, WallIssue
 
-_SENTENCE_END = re.compile(r"(?<=[.!?])\s+|\n{2,}|\n(?=\s*[-*#]|\s*\d+\.)")
+#: A sentence ends at ``.``, ``!`` or ``?``, or just after a closing quotation mark that
+#: follows one. A full stop after a lone capital followed by a capitalised word is an
+#: initial (``J.K. Rowling``, ``George E. Marshall``), not an end (``in D.C. A member``).
+_SENTENCE_END = re.compile(
+    r"(?:(?<=[.!?])(?<!\b[A-Z]\.)|(?<=[.!?][\"”]))\s+|(?<=\b[A-Z]\.)\s+(?![A-Z]\w)"
+    r"|\n{2,}|\n(?=\s*[-*#]|\s*\d+\.)"
+)
 _WORD = re.compile(r"[A-Za-z][A-Za-z'\-]*|\d+(?:\.\d+)?")
 
 

@@ -17,8 +17,11 @@ from sqlglot import exp
 
 from schemas.quality import Dimension
 from schemas.request import GroundingPolicy, NodeOutput, OutputKind, Source
+from workers.evaluate.attributions import check_attributions
 from workers.evaluate.binder import unbound_names
+from workers.evaluate.choices import check_choice
 from workers.evaluate.claims import prose_of
+from workers.evaluate.denials import check_denials
 from workers.evaluate.findings import Finding, finding, sentences
 from workers.evaluate.input_support import check_against_input
 from workers.evaluate.links import malformed_urls
@@ -85,7 +88,11 @@ def check_grounding(
         found.extend(_unknown_qualifiers(output.content))
     found = found[:MAX_FINDINGS]
     if sources and prose:
-        found.extend(check_against_input(prose, node_input(task, sources), policy))
+        given = node_input(task, sources)
+        found.extend(check_against_input(prose, given, policy))
+        found.extend(check_choice(prose, task, given))
+        found.extend(check_denials(prose, given))
+        found.extend(check_attributions(prose, given))
     return found
 
 

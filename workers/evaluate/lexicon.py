@@ -13,7 +13,7 @@ import unicodedata
 from dataclasses import dataclass
 from functools import lru_cache
 
-_JOINED = re.compile(r"(?:(?<=[a-z]{3})|(?<=[0-9.)\]]))(?=[A-Z][a-z])")
+_JOINED = re.compile(r"(?:(?<=[a-z]{3})|(?<=[0-9.)\]])|(?<=[.!?][\"”]))(?=[A-Z][a-z])")
 _TOKEN = re.compile(r"\d[\d,]*(?:\.\d+)?(?:st|nd|rd|th|s)?\b|[^\W\d_]+(?:['’][^\W\d_]+)*")
 _SUFFIXES = ("iness", "ness", "ment", "ings", "ing", "ies", "ied", "es", "ed", "ly", "s")
 _ORDINAL = re.compile(r"(?:st|nd|rd|th|s)$")

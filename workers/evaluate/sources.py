@@ -7,7 +7,7 @@ brought in from elsewhere or made up, and the review says which source it checke
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from enum import StrEnum
 from functools import lru_cache
@@ -82,6 +82,8 @@ class InputText:
     """Each sentence's word keys and number values: which claims the text links."""
     capitalised: frozenset[str]
     """Folded words the text capitalises other than at a sentence's start: its names."""
+    split: tuple[tuple[str, tuple[Token, ...]], ...] = ()
+    """Each sentence as written, with its words: what relation checks read clause by clause."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -101,6 +103,11 @@ class NodeInput:
     def sources(self) -> tuple[InputText, ...]:
         """The sources alone, in request order (index 1 is the first)."""
         return tuple(t for t in self.texts if not t.is_task)
+
+    @property
+    def source_sentences(self) -> Iterator[tuple[str, tuple[Token, ...]]]:
+        """Every sentence of the sources (not the task), with its words, in order."""
+        return (said for source in self.sources for said in source.split)
 
     def resolve(self, citation: str) -> InputText | None:
         """The source a citation names: by 1-based index, by id, or by URL."""
@@ -139,7 +146,8 @@ def _node_input(task: str | None, sources: tuple[Source, ...]) -> NodeInput:
 
 
 def _index(ref: str, label: str, url: str | None, text: str, *, is_task: bool = False) -> InputText:
-    split = [tokens(s) for s in sentences(unjoin(text))]
+    written = sentences(unjoin(text))
+    split = [tokens(s) for s in written]
     words = [w for sentence in split for w in sentence]
     numbers = [m for sentence in split for m in number_mentions(sentence)]
     return InputText(
@@ -155,6 +163,7 @@ def _index(ref: str, label: str, url: str | None, text: str, *, is_task: bool = 
         acronyms=_acronyms(words),
         sentences=_windows([signature(s) for s in split]),
         capitalised=frozenset(fold(w.text) for s in split for w in s[1:] if w.capitalised),
+        split=tuple(zip(written, (tuple(s) for s in split), strict=True)),
     )
 
 
