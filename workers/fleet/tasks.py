@@ -18,9 +18,11 @@ from celery.signals import (
     worker_init,
     worker_process_init,
     worker_process_shutdown,
+    worker_ready,
     worker_shutdown,
 )
 
+from workers.fleet import heap
 from workers.fleet.deps import Deps, build_deps
 from workers.fleet.handlers import handle_malformed, handle_router, handle_stage1, handle_stage2
 from workers.fleet.outcome import Hop, Outcome, RetryLater
@@ -82,6 +84,23 @@ def _telemetry_after_fork(**_: Any) -> None:
     from celery import current_app
 
     _setup_telemetry(current_app)
+
+
+@worker_ready.connect
+def _settle_heap_when_ready(sender: Any = None, **_: Any) -> None:
+    """Build the collaborators, then freeze what boot made (``workers/fleet/heap.py``).
+
+    Only where tasks run in this process (gevent, threads, solo), before the first one:
+    a prefork parent runs none, and its children build after the fork.
+    """
+    from celery.concurrency.prefork import TaskPool as PreforkPool
+
+    app = getattr(sender, "app", None)
+    if app is None or isinstance(getattr(sender, "pool", None), PreforkPool):
+        return
+    deps_of(app)
+    frozen = heap.settle_after_boot()
+    log.debug("froze %d objects after boot", frozen)
 
 
 @worker_process_shutdown.connect
