@@ -8,6 +8,7 @@ as ``JudgeOutputError``: a judge that cannot answer never invents a score.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from itertools import cycle
 from types import TracebackType
 from typing import Any
 
@@ -28,6 +29,13 @@ from workers.settings import Settings
 """Scores above this need a non-empty justification."""
 
 _SCORES = TypeAdapter(dict[Dimension, DimensionVerdict])
+
+#: HTTP connection pools the calls take turns on. httpcore walks every connection of its
+#: pool twice per request (assigning it, then releasing its connection) and probes each
+#: idle one with a poll: with a hundred calls in flight on one pool those walks were a
+#: tenth of a gevent Stage 1 worker's CPU (py-spy, ``bench.stage1_io``), and they grow with
+#: the concurrency. Spread over this many pools, each walk is over a few connections.
+HTTP_POOLS = 16
 
 
 def parse_scores(
@@ -79,7 +87,8 @@ class AnthropicJudge:
     Args:
         settings: models, key, base URL, timeout, temperature, pricing.
         policy: retry policy; defaults to attempts and budget from ``settings``.
-        max_connections: size of the HTTP connection pool, at least the thread count.
+        max_connections: size of each HTTP connection pool (``HTTP_POOLS`` of them, taken
+            in turn), at least the thread count.
     """
 
     def __init__(
@@ -104,15 +113,20 @@ class AnthropicJudge:
         limits = httpx2.Limits(
             max_connections=max_connections, max_keepalive_connections=max_connections
         )
-        self._client = anthropic.Anthropic(
-            api_key=settings.anthropic_api_key.get_secret_value(),
-            base_url=settings.anthropic_base_url,
-            timeout=settings.judge_timeout_s,
-            max_retries=0,
-            http_client=anthropic.DefaultHttpxClient(
-                limits=limits, timeout=settings.judge_timeout_s
-            ),
+        key = settings.anthropic_api_key.get_secret_value()
+        self._clients = tuple(
+            anthropic.Anthropic(
+                api_key=key,
+                base_url=settings.anthropic_base_url,
+                timeout=settings.judge_timeout_s,
+                max_retries=0,
+                http_client=anthropic.DefaultHttpxClient(
+                    limits=limits, timeout=settings.judge_timeout_s
+                ),
+            )
+            for _ in range(HTTP_POOLS)
         )
+        self._turns = cycle(self._clients)  # next() on a cycle is atomic under the GIL
 
     def model_for(self, tier: JudgeTier) -> str:
         """The model that answers ``tier``: cheap for the Wall, strong otherwise."""
@@ -158,7 +172,7 @@ class AnthropicJudge:
         def once() -> Message:
             nonlocal made
             made += 1
-            reply = self._client.messages.create(
+            reply = next(self._turns).messages.create(
                 model=model,
                 max_tokens=self._settings.judge_max_tokens,
                 system=prompt.system_blocks(),
@@ -173,8 +187,9 @@ class AnthropicJudge:
         return call_with_retry(self._policy, once), made
 
     def close(self) -> None:
-        """Close the HTTP connection pool."""
-        self._client.close()
+        """Close the HTTP connection pools."""
+        for client in self._clients:
+            client.close()
 
     def __enter__(self) -> AnthropicJudge:
         return self
