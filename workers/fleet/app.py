@@ -120,6 +120,9 @@ def celery_config(settings: Settings) -> dict[str, Any]:
         "task_serializer": "json",
         "accept_content": ["json"],
         "task_ignore_result": True,
+        # The (disabled) result backend is one object per app, not one per thread: under
+        # gevent a thread is each task's greenlet, and every hop built a new one.
+        "result_backend_thread_safe": True,
         "task_acks_late": True,
         "task_reject_on_worker_lost": True,
         "task_acks_on_failure_or_timeout": False,
