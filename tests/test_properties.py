@@ -305,6 +305,21 @@ _PROSE_PIECES = st.sampled_from(
         "`code`",
         "é",
         "∑",
+        # How outputs relate names (choices, denials, makers): workers/evaluate/choices.py,
+        # denials.py, attributions.py.
+        "or",
+        "?",
+        "Which",
+        "first",
+        "older",
+        "more",
+        "written",
+        "wrote",
+        "directed",
+        "author",
+        "wasn't",
+        "J.K.",
+        'Report."Next',
     ]
 )
 _PROSE = st.lists(_PROSE_PIECES, max_size=60).map(" ".join)
@@ -316,15 +331,16 @@ _PROSE = st.lists(_PROSE_PIECES, max_size=60).map(" ".join)
     source=st.one_of(_PROSE, st.text(max_size=1500)),
     policy=st.sampled_from(["extractive", "abstractive", "open"]),
     kind=st.sampled_from(["text", "markdown", "json"]),
+    task=st.one_of(st.just("Answer from the sources."), _PROSE.map(lambda q: f"{q} or {q}?")),
 )
 def test_grounding_against_sources_never_raises_and_scores_stay_in_range(
-    content: str, source: str, policy: str, kind: str
+    content: str, source: str, policy: str, kind: str, task: str
 ) -> None:
     req = _request(
         output={"kind": kind, "content": content or "x"},
         sources=[{"id": "s1", "text": source}, {"id": "s2", "text": content[::-1]}],
         grounding=policy,
-        task="Answer from the sources.",
+        task=task,
     )
     result = review(req, BuiltinJudge(), stage2_price=PRICE)
     for dimension in Dimension:
