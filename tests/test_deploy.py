@@ -577,6 +577,9 @@ def test_worker_commands_match_the_procfile(rendered: tuple[Path, list[Doc]]) ->
         assert got["-Q"] == queue, f"{path}: {deployment['metadata']['name']} consumes {got['-Q']}"
         for flag in ("-Q", "-n", "--pool", "--concurrency", "--prefetch-multiplier"):
             assert got.get(flag) == want.get(flag), f"{path}: {queue} {flag}"
+        # Beat (the calibration refit) where the Procfile runs it: the router, on threads.
+        assert ("-B" in c["args"]) == ("-B" in expected[queue]), f"{path}: {queue} beat"
+        assert "-B" not in c["args"] or got["--pool"] == "threads", f"{path}: beat on gevent"
 
 
 def test_production_runs_the_stages_that_call_claude_on_gevent() -> None:

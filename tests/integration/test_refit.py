@@ -1,8 +1,10 @@
-"""The periodic refit (issue 15): beat in the Stage 2 worker refits from stored outcomes, a
-restart does not stop it, and the router never waits on it nor fails for a bad model."""
+"""The periodic refit (issue 15): beat in the router worker sends it, the Stage 2 worker
+refits from stored outcomes, a restart does not stop it, and the router never waits on it
+nor fails for a bad model."""
 
 from __future__ import annotations
 
+import contextlib
 import json
 import logging
 import os
@@ -68,10 +70,13 @@ def _version(client: redis.Redis, keys: Keys) -> int:
     return int(CalibrationModel.model_validate_json(raw).version.split("-")[0][1:])
 
 
-def _stage2_worker(url: str, prefix: str, tmp_path: Path, log_name: str) -> subprocess.Popen[bytes]:
-    """The Procfile's Stage 2 line (beat inside), refitting every second."""
-    argv = procfile_commands()["stage2"]
-    argv[argv.index("--schedule") + 1] = str(tmp_path / "beat-schedule")
+def _procfile_worker(
+    name: str, url: str, prefix: str, tmp_path: Path, log_name: str
+) -> subprocess.Popen[bytes]:
+    """The Procfile's line for ``name`` (the router's runs beat), refitting every second."""
+    argv = procfile_commands()[name]
+    if "--schedule" in argv:
+        argv[argv.index("--schedule") + 1] = str(tmp_path / "beat-schedule")
     argv[argv.index("--concurrency") + 1] = "2"
     env = {
         **os.environ,
@@ -85,40 +90,45 @@ def _stage2_worker(url: str, prefix: str, tmp_path: Path, log_name: str) -> subp
                                 stderr=subprocess.STDOUT, start_new_session=True)  # fmt: skip
 
 
+def _stop(*workers: subprocess.Popen[bytes]) -> None:
+    for worker in workers:
+        with contextlib.suppress(ProcessLookupError):  # already stopped
+            os.killpg(worker.pid, signal.SIGTERM)
+    for worker in workers:
+        worker.wait(timeout=60)
+
+
 def _wait_for_version(
-    client: redis.Redis, keys: Keys, above: int, worker: subprocess.Popen[bytes]
+    client: redis.Redis, keys: Keys, above: int, *workers: subprocess.Popen[bytes]
 ) -> int:
     deadline = time.monotonic() + 90
     while time.monotonic() < deadline:
-        assert worker.poll() is None, "the Stage 2 worker exited"
+        assert all(w.poll() is None for w in workers), "a worker exited"
         if (found := _version(client, keys)) > above:
             return found
         time.sleep(0.2)
     pytest.fail(f"no refit past v{above} within 90 s")
 
 
-def test_beat_in_the_stage2_worker_refits_periodically_and_a_restart_does_not_stop_it(
+def test_beat_in_the_router_worker_refits_periodically_and_a_restart_does_not_stop_it(
     url: str, prefix: str, tmp_path: Path
 ) -> None:
     client, keys = redis.Redis.from_url(url), Keys(prefix)
     _record_outcomes(client, keys, 250)
-    worker = _stage2_worker(url, prefix, tmp_path, "first.log")
+    stage2 = _procfile_worker("stage2", url, prefix, tmp_path, "stage2.log")
+    router = _procfile_worker("router", url, prefix, tmp_path, "router.log")
     try:
-        first = _wait_for_version(client, keys, 0, worker)
-        second = _wait_for_version(client, keys, first, worker)  # again: it is periodic
+        first = _wait_for_version(client, keys, 0, stage2, router)
+        second = _wait_for_version(client, keys, first, stage2, router)  # again: periodic
         raw = client.get(keys.calibration_model)
         assert raw is not None
         model = CalibrationModel.model_validate_json(raw)
         assert model.outcomes == 250 and model.weights and model.skills["skill-1"].claimed == 0.9
+        _stop(router)  # the beat's host restarts; its schedule file is kept
+        router = _procfile_worker("router", url, prefix, tmp_path, "router-again.log")
+        assert _wait_for_version(client, keys, second, stage2, router) > second
     finally:
-        os.killpg(worker.pid, signal.SIGTERM)
-        worker.wait(timeout=60)
-    restarted = _stage2_worker(url, prefix, tmp_path, "second.log")
-    try:
-        assert _wait_for_version(client, keys, second, restarted) > second
-    finally:
-        os.killpg(restarted.pid, signal.SIGTERM)
-        restarted.wait(timeout=60)
+        _stop(stage2, router)
         client.close()
 
 

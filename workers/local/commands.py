@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import sys
 from collections.abc import Mapping
+from pathlib import Path
 
 from workers.errors import ConfigurationError
 from workers.fleet.queues import Queue
@@ -59,8 +60,13 @@ def worker_command(
     name: str | None = None,
     loglevel: str = "WARNING",
     pool: str = THREADS,
+    beat_schedule: Path | None = None,
 ) -> list[str]:
-    """The Celery worker command line for one queue (the Procfile's, with a unique name)."""
+    """The Celery worker command line for one queue (the Procfile's, with a unique name).
+
+    ``beat_schedule``: run celery beat inside (the router's, as in the Procfile), keeping
+    its schedule in that file.
+    """
     command = [
         sys.executable,
         "-m",
@@ -85,4 +91,9 @@ def worker_command(
     # milliseconds, so a few reserved ahead keep the pool busy and stay far inside the
     # visibility timeout.
     prefetch = 1 if queue is Queue.STAGE2 else 4
-    return [*command, "--prefetch-multiplier", str(prefetch)]
+    command += ["--prefetch-multiplier", str(prefetch)]
+    if beat_schedule is not None:
+        if pool != THREADS:
+            raise ConfigurationError(f"celery beat runs on the threads pool, not {pool}")
+        command += ["-B", "--schedule", str(beat_schedule)]
+    return command
