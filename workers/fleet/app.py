@@ -69,6 +69,13 @@ class ReviewTask(Task):  # type: ignore[misc]  # celery ships no type hints
     lost a review that way).
     """
 
+    #: Our try counter bounds the retries that count, a Stage 2 claim's lifetime the waits
+    #: for it. Celery's default of 3 (which ``retry(max_retries=None)`` falls back to) made
+    #: a fourth wait raise MaxRetriesExceededError, and the message was dropped: after a
+    #: Redis restart a gevent Stage 2 whose cancelled task left its claim behind lost
+    #: reviews that way.
+    max_retries = None
+
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         """Run the task; a connection fault rejects the message back onto its queue."""
         try:
