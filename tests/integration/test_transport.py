@@ -143,3 +143,20 @@ def test_a_consumer_of_two_queues_still_receives_from_both(
 
     assert sorted(body["from"] for body in received) == ["a", "b"]
     assert redis_db.hlen(keys["unacked_key"]) == 0
+
+
+def test_a_publish_through_a_closed_channel_is_a_connection_error(
+    redis_url: str, redis_db: redis.Redis, keys: dict[str, str]
+) -> None:
+    """A consumer's restart closes its channels under running gevent tasks; their next hop
+    must fail as a connection fault (retried, its review requeued), not an AttributeError
+    (rejected, and the review dropped)."""
+    with Connection(redis_url, transport=Transport, transport_options=_options(keys)) as connection:
+        channel = connection.channel()
+        producer = connection.Producer(channel)
+        channel.close()
+
+        with pytest.raises(redis.ConnectionError):
+            producer.publish({"review": "wd:n1:1"}, routing_key=keys["queue"])
+
+    assert redis_db.llen(keys["queue"]) == 0

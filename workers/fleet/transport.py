@@ -26,13 +26,16 @@ it (``workers/fleet/inspection.py``) and, if they could not take it, moved from
 The channel also reuses one synchronous ``redis.Redis`` per connection pool: kombu
 builds one per command (about 0.2 ms of CPU here: ~170 response callbacks copied),
 three per task hop. ``redis.Redis`` is thread-safe and every command is unchanged.
+
+Remote control's broadcasts (ping, inspect) come through Redis restarts on every pool,
+gevent's included: ``workers/fleet/broadcast.py``.
 """
 
 from __future__ import annotations
 
 import logging
 from queue import Empty
-from time import monotonic, time
+from time import monotonic, sleep, time
 from typing import Any
 
 import redis
@@ -40,7 +43,7 @@ from kombu.transport import redis as kombu_redis
 from kombu.utils.encoding import bytes_to_str
 from kombu.utils.objects import cached_property
 
-from workers.fleet import inspection, schedule
+from workers.fleet import broadcast, inspection, schedule
 from workers.fleet.inspection import Refused, Rules, inspect_message
 from workers.fleet.qos import QoS
 from workers.fleet.quarantine import RAW_KEPT_BYTES, TAKE_LUA, QuarantineStream
@@ -100,14 +103,22 @@ class Channel(kombu_redis.Channel):
         return found
 
     def _connparams(self, asynchronous: bool = False) -> Any:
-        # A closed connection leaves its transport without a client, and kombu raises
-        # AttributeError("'NoneType' object has no attribute 'hostname'") from the close's
-        # restore_unacked or a late ack: a worker holding reserved messages exits when
-        # Redis restarts (https://github.com/celery/kombu/issues/970, #582). A connection
-        # error is retried instead; the unacked records come back after the timeout.
-        if self.connection.client is None:
+        # A closed connection leaves its transport without a client (and a closed channel
+        # without a transport), and kombu raises AttributeError("'NoneType' object has no
+        # attribute 'hostname'") from the close's restore_unacked or a late ack: a worker
+        # holding reserved messages exits when Redis restarts
+        # (https://github.com/celery/kombu/issues/970, #582), and a gevent task publishing
+        # its next hop through a channel its consumer closed fails with an error that
+        # drops its review. A connection error is retried (the task's message requeued)
+        # instead; the unacked records come back after the timeout.
+        if self.connection is None or self.connection.client is None:
             raise redis.ConnectionError("the broker connection is closed (Redis went away)")
         return super()._connparams(asynchronous=asynchronous)
+
+    @cached_property
+    def subclient(self) -> Any:
+        """The pub/sub client, whose reads redis-py never retries (``broadcast.py``)."""
+        return broadcast.pubsub_client(self)
 
     def _create_client(self, asynchronous: bool = False) -> Any:
         if asynchronous:
@@ -233,6 +244,25 @@ class Transport(kombu_redis.Transport):
     """The Redis transport with ``Channel`` above."""
 
     Channel = Channel
+
+    def drain_events(self, connection: Any, timeout: Any = None, **kwargs: Any) -> Any:
+        """Drain; a connection that only listens to broadcasts waits out a Redis outage.
+
+        Its subscription is dropped and the drain times out after ``timeout`` (1 s when
+        None), so Celery's green remote control loop goes on (``broadcast.py``).
+        """
+        try:
+            return super().drain_events(connection, timeout=timeout, **kwargs)
+        except TimeoutError:  # nothing came (an OSError, as connection errors are)
+            raise
+        except self.connection_errors:
+            channels = list(self.channels)
+            if not broadcast.listens_only(channels):
+                raise
+            for channel in channels:
+                broadcast.drop_subscription(channel)
+            sleep(1.0 if timeout is None else timeout)
+            raise TimeoutError("the broadcast connection is down; retried next drain") from None
 
 
 #: ``broker_transport`` for ``redis://`` URLs (TLS and socket URLs keep kombu's own).
