@@ -141,11 +141,12 @@ class LocalFleet:
 
     def wait_ready(self, timeout_s: float = 60.0, queues: tuple[Queue, ...] = tuple(Queue)) -> None:
         """Block until each worker answers Celery's own ping."""
-        from workers.fleet.app import create_app
+        from workers.fleet.app import CONNECTION_FAULTS, create_app
         from workers.settings import Settings
 
         probe = create_app(Settings.from_environment(self.env, redis_url=self.redis_url))
         wanted = {self.worker_name(q) for q in queues}
+        answered: set[str] = set()  # a busy worker may miss one round's 1 s and make the next
         deadline = time.monotonic() + timeout_s
         try:
             while time.monotonic() < deadline:
@@ -154,11 +155,17 @@ class LocalFleet:
                         raise FleetError(
                             f"the {queue.value} worker exited with {process.returncode}"
                         )
-                replies = probe.control.ping(destination=sorted(wanted), timeout=1.0)
-                answered = {name for reply in replies for name in reply}
+                try:
+                    replies = probe.control.ping(destination=sorted(wanted - answered), timeout=1.0)
+                except CONNECTION_FAULTS:
+                    # kombu pools connections per URL across apps: after a Redis restart
+                    # the first ping may take one that died with it; the next reconnects.
+                    continue
+                answered |= {name for reply in replies for name in reply}
                 if wanted <= answered:
                     return
-            raise FleetError(f"workers did not answer ping within {timeout_s:.0f}s")
+            missing = ", ".join(sorted(wanted - answered))
+            raise FleetError(f"workers did not answer ping within {timeout_s:.0f}s: {missing}")
         finally:
             probe.close()
 
