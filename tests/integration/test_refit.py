@@ -17,6 +17,7 @@ import time
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
+from typing import cast
 
 import pytest
 import redis
@@ -30,10 +31,12 @@ from tests.integration.test_handlers import ceiling_only, results, run_router, t
 from tests.integration.test_procfile import procfile_commands
 from tests.test_cli_calibration import _label
 from workers.fleet.deps import Deps
+from workers.fleet.queues import Queue
 from workers.human.outcomes import OutcomeStore
 from workers.keys import Keys
 from workers.learning.refit import refit
 from workers.learning.store import CalibrationStore
+from workers.local.launcher import LocalFleet
 from workers.settings import Settings
 from workers.testing.scripted_judge import ScriptedJudge
 
@@ -129,6 +132,21 @@ def test_beat_in_the_router_worker_refits_periodically_and_a_restart_does_not_st
         assert _wait_for_version(client, keys, second, stage2, router) > second
     finally:
         _stop(stage2, router)
+        client.close()
+
+
+def test_the_local_fleet_refits_too(url: str, prefix: str, tmp_path: Path) -> None:
+    """``windags-eval fleet`` (LocalFleet): beat in its router, the refit in its Stage 2."""
+    client, keys = redis.Redis.from_url(url), Keys(prefix)
+    _record_outcomes(client, keys, 250)
+    env = {"WINDAGS_KEY_PREFIX": prefix, "WINDAGS_CALIBRATION_REFIT_S": "1"}
+    fleet = LocalFleet(url, extra_env=env, start_private_redis=False, log_dir=tmp_path)
+    try:
+        with fleet:
+            fleet.wait_ready()
+            assert "-B" in cast(list[str], fleet.workers[Queue.ROUTER].args)
+            _wait_for_version(client, keys, 0, *fleet.workers.values())
+    finally:
         client.close()
 
 

@@ -26,6 +26,7 @@ from workers.errors import FleetError
 from workers.fleet.queues import Queue
 from workers.local.commands import (
     DEFAULT_CONCURRENCY,
+    THREADS,
     concurrency_for,
     model_judge_in,
     pool_for,
@@ -120,8 +121,15 @@ class LocalFleet:
         """Start (or restart) the worker of ``queue``."""
         pool = self.pool or pool_for(queue, model_judge=model_judge_in(self.env))
         concurrency = self.concurrency.get(queue) or concurrency_for(queue, pool)
+        # The router runs celery beat (the calibration refit), as in the Procfile; its
+        # schedule lives with the fleet's logs and goes with them.
+        beats = queue is Queue.ROUTER and pool == THREADS
         command = worker_command(
-            queue, concurrency=concurrency, name=self.worker_name(queue), pool=pool
+            queue,
+            concurrency=concurrency,
+            name=self.worker_name(queue),
+            pool=pool,
+            beat_schedule=self.log_dir / "beat-schedule" if beats else None,
         )
         with self._lock, (self.log_dir / f"{queue.value}.log").open("ab") as log:
             self.workers[queue] = subprocess.Popen(
