@@ -39,8 +39,15 @@ from workers.results.stream import entry_fields, read_all
 pytestmark = [pytest.mark.integration, pytest.mark.slow]
 
 HEALTHY = 24
-#: Limits short enough that each redelivery comes within seconds.
-POISON_ENV = FAST_RECOVERY_LIMITS
+#: Limits short enough that each redelivery comes within seconds. One attempt per judge
+#: call, timing out well after the kill lands (``SETTLE_S`` after the call arrives): with
+#: the shared limits (1 s, two attempts) a kill delayed past 1 s by a busy test process let
+#: the held call time out and retry, and that second call killed an innocent worker.
+POISON_ENV = {
+    **FAST_RECOVERY_LIMITS,
+    "WINDAGS_JUDGE_TIMEOUT_S": "2",
+    "WINDAGS_JUDGE_MAX_ATTEMPTS": "1",
+}
 #: Before each kill: healthy Stage 2 calls in flight next to the poisoned one finish.
 SETTLE_S = 1.0
 
