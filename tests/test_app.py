@@ -46,3 +46,35 @@ def test_any_other_reject_is_left_as_the_task_meant_it() -> None:
     with pytest.raises(Reject) as raised:
         _task_raising(Reject("not a connection fault", requeue=False))()
     assert raised.value.requeue is False
+
+
+def test_collaborators_are_built_once_however_many_tasks_ask_at_once(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A hundred greenlets finding no collaborators must not each build them (and import the
+    SDK's HTTP stack at once: a half-imported module raised AttributeError in the others)."""
+    import threading
+    import time
+
+    from workers.fleet import tasks
+
+    built: list[Settings] = []
+
+    def slow_build(settings: Settings) -> Any:
+        built.append(settings)
+        time.sleep(0.05)  # long enough for every other caller to arrive meanwhile
+        return object()
+
+    monkeypatch.setattr(tasks, "build_deps", slow_build)
+    app = create_app(Settings(redis_url="redis://127.0.0.1:6379/15"))
+    got: list[object] = []
+    callers = [threading.Thread(target=lambda: got.append(tasks.deps_of(app))) for _ in range(8)]
+    try:
+        for caller in callers:
+            caller.start()
+        for caller in callers:
+            caller.join()
+        assert len(built) == 1
+        assert len(got) == 8 and all(g is got[0] for g in got)
+    finally:
+        tasks._deps.pop(id(app), None)

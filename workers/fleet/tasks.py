@@ -8,6 +8,7 @@ collaborators from the app's settings on first use, after any fork.
 from __future__ import annotations
 
 import logging
+import threading
 from collections.abc import Callable
 from typing import Any
 
@@ -34,13 +35,20 @@ from workers.settings import Settings
 
 log = logging.getLogger(__name__)
 _deps: dict[int, Deps] = {}
+#: One builder at a time: a hundred greenlets that each found no collaborators would each
+#: build them, importing the SDK's HTTP stack concurrently (a half-imported httpcore2 raised
+#: AttributeError in the others). Normally ``worker_ready`` builds them before any task.
+_building = threading.Lock()
 
 
 def deps_of(app: Celery) -> Deps:
     """This process's collaborators for ``app``, built on first use after the fork."""
     found = _deps.get(id(app))
     if found is None:
-        found = _deps[id(app)] = build_deps(settings_of(app))
+        with _building:
+            found = _deps.get(id(app))
+            if found is None:
+                found = _deps[id(app)] = build_deps(settings_of(app))
     return found
 
 
