@@ -168,6 +168,7 @@ class LocalFleet:
                 except CONNECTION_FAULTS:
                     # kombu pools connections per URL across apps: after a Redis restart
                     # the first ping may take one that died with it; the next reconnects.
+                    time.sleep(0.2)  # and while Redis is still down, do not spin
                     continue
                 answered |= {name for reply in replies for name in reply}
                 if wanted <= answered:
