@@ -14,13 +14,19 @@ a Redis restart:
   that rode out the restart (nothing in flight on its connection) kept consuming, but the
   worker never answered a ping again. A connection that only listens drops its
   subscription instead, and the next drain connects and subscribes afresh.
+
+``BroadcastChannel`` and ``BroadcastTransport`` carry both; ``workers/fleet/transport.py``
+builds on them.
 """
 
 from __future__ import annotations
 
+from time import sleep
 from typing import Any
 
 import redis
+from kombu.transport import redis as kombu_redis
+from kombu.utils.objects import cached_property
 
 
 def pubsub_client(channel: Any) -> Any:
@@ -54,3 +60,35 @@ def drop_subscription(channel: Any) -> None:
         cycle.poller.unregister(sock)
     connection.disconnect()
     channel._in_listen = None
+
+
+class BroadcastChannel(kombu_redis.Channel):
+    """A Redis channel whose pub/sub client's reads are never retried."""
+
+    @cached_property
+    def subclient(self) -> Any:
+        """The pub/sub client (``pubsub_client``)."""
+        return pubsub_client(self)
+
+
+class BroadcastTransport(kombu_redis.Transport):
+    """A Redis transport whose broadcast-only connections wait out a Redis outage."""
+
+    def drain_events(self, connection: Any, timeout: Any = None, **kwargs: Any) -> Any:
+        """Drain; on a connection that only listens, an outage is a timeout.
+
+        Its subscription is dropped and the drain times out after ``timeout`` (1 s when
+        None), so Celery's green remote control loop goes on.
+        """
+        try:
+            return super().drain_events(connection, timeout=timeout, **kwargs)
+        except TimeoutError:  # nothing came (an OSError, as connection errors are)
+            raise
+        except self.connection_errors:
+            channels = list(self.channels)
+            if not listens_only(channels):
+                raise
+            for channel in channels:
+                drop_subscription(channel)
+            sleep(1.0 if timeout is None else timeout)
+            raise TimeoutError("the broadcast connection is down; retried next drain") from None

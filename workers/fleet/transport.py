@@ -35,7 +35,7 @@ from __future__ import annotations
 
 import logging
 from queue import Empty
-from time import monotonic, sleep, time
+from time import monotonic, time
 from typing import Any
 
 import redis
@@ -57,7 +57,7 @@ log = logging.getLogger("windags.transport")
 TAKE_MAX = 16
 
 
-class Channel(kombu_redis.Channel):
+class Channel(broadcast.BroadcastChannel):
     """A Redis channel whose deliveries are never held only in the worker's memory."""
 
     QoS = QoS
@@ -103,22 +103,15 @@ class Channel(kombu_redis.Channel):
         return found
 
     def _connparams(self, asynchronous: bool = False) -> Any:
-        # A closed connection leaves its transport without a client (and a closed channel
-        # without a transport), and kombu raises AttributeError("'NoneType' object has no
-        # attribute 'hostname'") from the close's restore_unacked or a late ack: a worker
-        # holding reserved messages exits when Redis restarts
-        # (https://github.com/celery/kombu/issues/970, #582), and a gevent task publishing
-        # its next hop through a channel its consumer closed fails with an error that
-        # drops its review. A connection error is retried (the task's message requeued)
-        # instead; the unacked records come back after the timeout.
+        # A closed connection leaves its transport without a client (a closed channel,
+        # without a transport): kombu's AttributeError ("'NoneType' object has no attribute
+        # 'hostname'") from a restore_unacked or late ack made a worker holding reserved
+        # messages exit when Redis restarts (kombu#970, #582), and dropped the review of a
+        # gevent task publishing its next hop through a channel its consumer closed. A
+        # connection error is retried instead; unacked records come back after the timeout.
         if self.connection is None or self.connection.client is None:
             raise redis.ConnectionError("the broker connection is closed (Redis went away)")
         return super()._connparams(asynchronous=asynchronous)
-
-    @cached_property
-    def subclient(self) -> Any:
-        """The pub/sub client, whose reads redis-py never retries (``broadcast.py``)."""
-        return broadcast.pubsub_client(self)
 
     def _create_client(self, asynchronous: bool = False) -> Any:
         if asynchronous:
@@ -240,29 +233,10 @@ class Channel(kombu_redis.Channel):
         return taken
 
 
-class Transport(kombu_redis.Transport):
+class Transport(broadcast.BroadcastTransport):
     """The Redis transport with ``Channel`` above."""
 
     Channel = Channel
-
-    def drain_events(self, connection: Any, timeout: Any = None, **kwargs: Any) -> Any:
-        """Drain; a connection that only listens to broadcasts waits out a Redis outage.
-
-        Its subscription is dropped and the drain times out after ``timeout`` (1 s when
-        None), so Celery's green remote control loop goes on (``broadcast.py``).
-        """
-        try:
-            return super().drain_events(connection, timeout=timeout, **kwargs)
-        except TimeoutError:  # nothing came (an OSError, as connection errors are)
-            raise
-        except self.connection_errors:
-            channels = list(self.channels)
-            if not broadcast.listens_only(channels):
-                raise
-            for channel in channels:
-                broadcast.drop_subscription(channel)
-            sleep(1.0 if timeout is None else timeout)
-            raise TimeoutError("the broadcast connection is down; retried next drain") from None
 
 
 #: ``broker_transport`` for ``redis://`` URLs (TLS and socket URLs keep kombu's own).
