@@ -53,6 +53,8 @@ _COMPARATIVES = frozenset(
 _RANKING = frozenset({"than", "before"})
 _NAME_CONNECTORS = frozenset({"of", "the", "for", "and", "de", "van", "von", "la", "le", "du"})
 _SEGMENTS = re.compile(r"\s*[,:;]\s*")
+#: The sources' sentences, each as its words.
+Split = Sequence[Sequence[Token]]
 
 
 class Order(StrEnum):
@@ -89,7 +91,7 @@ def check_choice(prose: str, task: str | None, given: NodeInput) -> list[Finding
     choice = choice_question(task or "")
     if choice is None:
         return []
-    split = [list(words) for _, words in given.source_sentences]
+    split = [words for _, words in given.source_sentences]
     choice = _as_named(choice, split)
     chosen = _chosen(tokens(prose), choice)
     if chosen is None:
@@ -194,7 +196,7 @@ def _named_in(window: Sequence[Token], key: str, capitalised: bool) -> bool:
     return any(w.key == key and (w.capitalised or not capitalised) for w in window)
 
 
-def _as_named(choice: Choice, split: list[list[Token]]) -> Choice:
+def _as_named(choice: Choice, split: Split) -> Choice:
     """Each alternative as the input names it.
 
     ``Massachusetts Boston College`` (the end of a place, then the name) is ``Boston
@@ -206,7 +208,7 @@ def _as_named(choice: Choice, split: list[list[Token]]) -> Choice:
     return replace(choice, first=named[0], second=named[1])
 
 
-def _named_part(alternative: Alternative, split: list[list[Token]]) -> Alternative:
+def _named_part(alternative: Alternative, split: Split) -> Alternative:
     if any(_find(alternative, s) is not None for s in split):
         return alternative
     for drop in range(1, len(alternative.words)):
@@ -225,9 +227,10 @@ def _chosen(words: Sequence[Token], choice: Choice) -> Alternative | None:
     opposite = _LATER if choice.order is Order.EARLIER else _EARLIER
     if choice.order is not None and folded & (opposite | {"after"}):
         return None
-    at = {a: _find(a, words) for a in (choice.first, choice.second)}
-    found = sorted((i, n) for n, (a, i) in enumerate(at.items()) if i is not None)
     alternatives = (choice.first, choice.second)
+    found = sorted(
+        (at, n) for n, a in enumerate(alternatives) if (at := _find(a, words)) is not None
+    )
     if len(found) == 1:
         return alternatives[found[0][1]]
     if len(found) == 2:
@@ -236,14 +239,14 @@ def _chosen(words: Sequence[Token], choice: Choice) -> Alternative | None:
     return None
 
 
-def _decided(choice: Choice, split: list[list[Token]]) -> tuple[Alternative, str] | None:
+def _decided(choice: Choice, split: Split) -> tuple[Alternative, str] | None:
     """The alternative the input supports, with the evidence, or None if it does not say."""
     if choice.order is not None:
         return _by_year(choice, split)
     return _by_property(choice, split)
 
 
-def _by_year(choice: Choice, split: list[list[Token]]) -> tuple[Alternative, str] | None:
+def _by_year(choice: Choice, split: Split) -> tuple[Alternative, str] | None:
     years = {a: _year_of(a, split) for a in (choice.first, choice.second)}
     first, second = years[choice.first], years[choice.second]
     if first is None or second is None or first == second:
@@ -254,7 +257,7 @@ def _by_year(choice: Choice, split: list[list[Token]]) -> tuple[Alternative, str
     return (earlier if choice.order is Order.EARLIER else later), evidence
 
 
-def _year_of(alternative: Alternative, split: list[list[Token]]) -> int | None:
+def _year_of(alternative: Alternative, split: Split) -> int | None:
     """The first year after the alternative is named.
 
     Anywhere in a sentence it opens (``Odysseas Elytis (Greek: ...; 2 November 1911 -
@@ -272,7 +275,7 @@ def _year_of(alternative: Alternative, split: list[list[Token]]) -> int | None:
     return None
 
 
-def _by_property(choice: Choice, split: list[list[Token]]) -> tuple[Alternative, str] | None:
+def _by_property(choice: Choice, split: Split) -> tuple[Alternative, str] | None:
     if choice.comparative:
         return None
     stated = frozenset(w.key for words in split for w in words)
@@ -286,7 +289,7 @@ def _by_property(choice: Choice, split: list[list[Token]]) -> tuple[Alternative,
     return None
 
 
-def _passage(alternative: Alternative, choice: Choice, split: list[list[Token]]) -> frozenset[str]:
+def _passage(alternative: Alternative, choice: Choice, split: Split) -> frozenset[str]:
     """Keys of the sentences that name the alternative and of those continuing them.
 
     A continuation stops at a sentence naming the other alternative: that is its passage.
