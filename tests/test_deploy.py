@@ -472,11 +472,12 @@ def test_keda_scales_each_queue_deployment_on_its_own_list() -> None:
             (trigger,) = so["spec"]["triggers"]
             meta = trigger["metadata"]
             assert trigger["type"] == "redis"
-            assert meta["listName"] in QUEUES, f"{path}: {name} listName {meta['listName']}"
-            assert meta["listName"] == queue_of(deployments[target]), (
+            queue = queue_of_list(config, meta["listName"])
+            assert queue in QUEUES, f"{path}: {name} listName {meta['listName']}"
+            assert queue == queue_of(deployments[target]), (
                 f"{path}: {name} scales {target} on the wrong queue"
             )
-            list_names.append(meta["listName"])
+            list_names.append(queue)
             # The Redis KEDA polls is the one the workers use.
             address = config[meta["addressFromEnv"]]
             if "WINDAGS_REDIS_URL" in config:
@@ -497,23 +498,35 @@ def test_keda_scales_each_queue_deployment_on_its_own_list() -> None:
         assert sorted(list_names) == sorted(QUEUES), f"{path}: one ScaledObject per queue"
 
 
-def test_keda_queue_names_are_the_celery_queue_names() -> None:
+def queue_of_list(config: dict[str, str], list_name: str) -> str:
+    """The Celery queue whose list Redis names ``list_name`` under the config's key prefix."""
+    from workers.keys import Keys
+
+    broker = Keys(config["WINDAGS_KEY_PREFIX"]).broker
+    assert list_name.startswith(broker), f"{list_name} is not under the key prefix ({broker})"
+    return list_name.removeprefix(broker)
+
+
+def test_keda_list_names_are_the_celery_queues_under_the_key_prefix() -> None:
+    from workers.keys import Keys
+
     celery_queues = celery_queue_names()
     assert celery_queues == QUEUES
     for _, docs in keda_variants():
+        keys = Keys(worker_config(docs)["WINDAGS_KEY_PREFIX"])
         names = {
             so["spec"]["triggers"][0]["metadata"]["listName"]
             for so in by_kind(docs, "ScaledObject").values()
         }
-        assert names == celery_queues
+        assert names == {keys.queue(queue) for queue in celery_queues}
 
 
 def test_keda_list_length_follows_the_documented_formula() -> None:
     ((_, docs),) = keda_variants()  # its workers' concurrency: the overlay may patch it
-    deployments = worker_deployments(docs)
+    deployments, config = worker_deployments(docs), worker_config(docs)
     for so in load_docs(K8S / "components/keda/scaledobjects.yaml"):
         ann = so["metadata"]["annotations"]
-        queue = so["spec"]["triggers"][0]["metadata"]["listName"]
+        queue = queue_of_list(config, so["spec"]["triggers"][0]["metadata"]["listName"])
         (c,) = deployments[queue]["spec"]["template"]["spec"]["containers"]
         concurrency = int(celery_options(c["args"])["--concurrency"])
         assert int(ann["windags.dev/concurrency-per-pod"]) == concurrency, queue
@@ -529,7 +542,7 @@ def test_stage2_scales_from_zero_and_outwaits_running_reviews() -> None:
     docs = build(K8S / "overlays/production")
     config = worker_config(docs)
     so = {
-        s["spec"]["triggers"][0]["metadata"]["listName"]: s
+        queue_of_list(config, s["spec"]["triggers"][0]["metadata"]["listName"]): s
         for s in by_kind(docs, "ScaledObject").values()
     }["stage2"]
     assert so["spec"]["minReplicaCount"] == 0

@@ -1,9 +1,11 @@
 """Every Redis key the fleet reads or writes, spelled in this one place.
 
 Each key starts with the deployment's prefix (``WINDAGS_KEY_PREFIX``), so two deployments
-share a Redis without sharing state. The queue lists are the exception: Celery names them
-after the queues (``workers.fleet.queues.Queue``), and kombu adds its own ``unacked`` keys.
-A test greps the tree for the ``<prefix>:<family>:`` pattern outside this module.
+share a Redis database without sharing state. kombu's keys too: the transport prepends
+``Keys.broker`` (its ``global_keyprefix``) to every key and pub/sub channel it names, the
+queue lists (``<prefix>:broker:stage1``), ``unacked``, its index and mutex, the binding
+tables and the broadcast channels of remote control. A test greps the tree for the
+``<prefix>:<family>:`` pattern outside this module.
 """
 
 from __future__ import annotations
@@ -19,6 +21,32 @@ class Keys:
     """The keys of one deployment; cheap to build, safe to share between threads."""
 
     prefix: str
+
+    # The broker: what kombu writes, under kombu's ``global_keyprefix``.
+
+    @property
+    def broker(self) -> str:
+        """What kombu prepends to each key and channel of this deployment's broker."""
+        return f"{self.prefix}:broker:"
+
+    def queue(self, name: str) -> str:
+        """The list of one Celery queue (``workers.fleet.queues.Queue``), as Redis names it."""
+        return f"{self.broker}{name}"
+
+    @property
+    def unacked(self) -> str:
+        """The hash of kombu's delivered, unacknowledged messages (delivery tag -> record)."""
+        return f"{self.broker}unacked"
+
+    @property
+    def unacked_index(self) -> str:
+        """The sorted set of those delivery tags, scored by delivery time."""
+        return f"{self.broker}unacked_index"
+
+    @property
+    def beat_schedule(self) -> str:
+        """Celery beat's schedule state: when each periodic task last ran (a hash)."""
+        return f"{self.prefix}:beat:schedule"
 
     def results(self, dag_id: str) -> str:
         """The results stream of one DAG."""

@@ -73,8 +73,9 @@ def fleet_env(
 def private_redis(*, appendonly: bool = False) -> Iterator[PrivateRedis]:
     """A redis-server of the block's own; skips without the binary (fails under CI).
 
-    Queue names are not prefixed, so two fleets on one database (another run of the suite
-    at the same time) would take each other's tasks: every fleet here gets its own server.
+    Fleets with different key prefixes share a database safely (test_shared_redis.py); the
+    fault tests still give each fleet its own server, whose kills and restarts touch no
+    other test.
     """
     require_redis_server()
     with common.private_redis(appendonly=appendonly) as server:
@@ -193,6 +194,11 @@ class StreamCount:
     def duplicated(self) -> dict[str, int]:
         """Keys with more than one entry."""
         return {k: n for k, n in self.per_key.items() if n > 1}
+
+    @property
+    def total(self) -> int:
+        """Entries on the stream."""
+        return sum(self.per_key.values())
 
 
 def count_stream(db: redis.Redis, settings: Settings, dag_id: str) -> StreamCount:

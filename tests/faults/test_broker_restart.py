@@ -99,7 +99,9 @@ def test_a_redis_restart_loses_no_submission_and_workers_resume(
         ).start()
         aof_redis.process = restarted.process
         back_at = time.monotonic()
-        survived_in_queue = sum(int(db.llen(q.value)) for q in Queue) + int(db.hlen("unacked"))
+        survived_in_queue = sum(int(db.llen(settings.keys.queue(q.value))) for q in Queue) + int(
+            db.hlen(settings.keys.unacked)
+        )
         after_keys = client.submit_many(after)
 
         def resumed() -> bool:

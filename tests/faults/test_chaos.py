@@ -90,7 +90,7 @@ class Chaos:
 
     def kill9(self, queue: Queue) -> None:
         """SIGKILL a worker behind the fleet's back: the supervisor must notice."""
-        self.held_at_kill.append(int(self.db().hlen("unacked")))
+        self.held_at_kill.append(int(self.db().hlen(self.settings.keys.unacked)))
         process = self.fleet.workers[queue]
         os.killpg(process.pid, signal.SIGKILL)
         process.wait(timeout=10)
@@ -187,7 +187,7 @@ def test_chaos_raw_bytes_on_every_queue_kill_9_and_a_redis_restart(tmp_path: Pat
     random.Random(13).shuffle(plan)
     with _chaos("a") as run:
         client = ReviewClient(run.settings)
-        db = run.db()
+        db, keys = run.db(), run.settings.keys
         producer_retries = Counter[str]()
 
         def produce() -> None:
@@ -195,7 +195,8 @@ def test_chaos_raw_bytes_on_every_queue_kill_9_and_a_redis_restart(tmp_path: Pat
                 if what == "good":
                     tries = _retrying(run, partial(client.submit, item), blind=True)
                 else:
-                    tries = _retrying(run, partial(db.lpush, *item))
+                    queue_name, data = item
+                    tries = _retrying(run, partial(db.lpush, keys.queue(queue_name), data))
                 producer_retries[what] += tries
                 time.sleep(0.06)  # ~20 s of load, across the faults below
 

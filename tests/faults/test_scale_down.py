@@ -27,6 +27,7 @@ from tests.faults.support import (
 )
 from tests.infrastructure import wait_until
 from workers.fleet.queues import Queue
+from workers.keys import Keys
 from workers.local.redis_server import PrivateRedis
 
 pytestmark = [pytest.mark.integration, pytest.mark.slow]
@@ -34,13 +35,13 @@ pytestmark = [pytest.mark.integration, pytest.mark.slow]
 REVIEWS = 150
 
 
-def _unacked_of(db: redis.Redis, queue: Queue) -> int:
+def _unacked_of(db: redis.Redis, keys: Keys, queue: Queue) -> int:
     """Messages of ``queue`` that some consumer holds (kombu's ``unacked`` hash)."""
-    return sum(1 for raw in db.hvals("unacked") if json.loads(raw)[2] == queue.value)
+    return sum(1 for raw in db.hvals(keys.unacked) if json.loads(raw)[2] == queue.value)
 
 
-def _holds_work(db: redis.Redis, queue: Queue) -> bool:
-    return _unacked_of(db, queue) > 0
+def _holds_work(db: redis.Redis, keys: Keys, queue: Queue) -> bool:
+    return _unacked_of(db, keys, queue) > 0
 
 
 @pytest.mark.timeout(240)
@@ -59,14 +60,15 @@ def test_warm_stopped_workers_hand_back_their_work_and_lose_nothing(
         for victim in (Queue.STAGE1, Queue.STAGE2):
             # Stop it while it holds work, as a scale-down under load does; a fixed pause
             # could land where the worker holds nothing (Stage 2's work comes in bursts).
-            wait_until(partial(_holds_work, run.db, victim), timeout_s=30, every_s=0.05)
-            held = _unacked_of(run.db, victim)
+            names = run.settings.keys
+            wait_until(partial(_holds_work, run.db, names, victim), timeout_s=30, every_s=0.05)
+            held = _unacked_of(run.db, names, victim)
             code = run.fleet.stop_worker(victim)
             stops[victim.value] = {
                 "at_s": round(time.monotonic() - started, 1),
                 "held_before": held,
-                "held_after": _unacked_of(run.db, victim),
-                "queued_after": int(run.db.llen(victim.value)),
+                "held_after": _unacked_of(run.db, names, victim),
+                "queued_after": int(run.db.llen(names.queue(victim.value))),
                 "exit_code": code,
             }
             run.fleet.restart_worker(victim)

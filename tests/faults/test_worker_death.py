@@ -94,8 +94,8 @@ def test_sigkilled_workers_lose_and_duplicate_nothing(
             for stage in (Queue.STAGE1, Queue.STAGE2)
         }
         leftovers = {
-            "queued": sum(int(db.llen(q.value)) for q in Queue),
-            "unacked": int(db.hlen("unacked")),
+            "queued": sum(int(db.llen(settings.keys.queue(q.value))) for q in Queue),
+            "unacked": int(db.hlen(settings.keys.unacked)),
         }
     lost = counted.lost(keys)
     duplicated = counted.duplicated()

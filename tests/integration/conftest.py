@@ -10,12 +10,10 @@ import uuid
 from collections.abc import Iterator
 
 import pytest
-import redis
 
 from bench import common
 from tests.infrastructure import SHORT_LIMITS, shared_database
 from workers.client import ReviewClient
-from workers.fleet.queues import Queue
 from workers.local.launcher import LocalFleet
 from workers.settings import Settings
 
@@ -41,10 +39,8 @@ def settings(redis_url: str, fleet_env: dict[str, str]) -> Settings:
 
 
 @pytest.fixture(scope="module")
-def fleet(redis_url: str, redis_db: redis.Redis, fleet_env: dict[str, str]) -> Iterator[LocalFleet]:
-    """One worker per queue on the shared database, its queues emptied first."""
-    for queue in Queue:
-        redis_db.delete(queue.value)
+def fleet(redis_url: str, fleet_env: dict[str, str]) -> Iterator[LocalFleet]:
+    """One worker per queue on the shared database, under a prefix of its own."""
     with common.running_fleet(redis_url, fleet_env) as running:
         yield running
 

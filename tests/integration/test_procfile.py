@@ -82,7 +82,8 @@ def test_every_procfile_line_starts_a_worker_that_answers_ping(
                 stderr=subprocess.STDOUT,
                 start_new_session=True,
             )
-    app = create_app(Settings(redis_url=url))
+    # Broadcasts carry the key prefix too: only an app of the same deployment reaches them.
+    app = create_app(Settings(redis_url=url, key_prefix="procfile-test"))
     wanted = {f"{name}@{socket.gethostname()}" for name in processes}
     answered: set[str] = set()
     try:

@@ -84,12 +84,12 @@ def test_every_malformed_message_on_every_queue_is_quarantined_once_and_no_worke
     # Good and bad interleaved, straight onto the lists, as another producer would.
     for queue, messages in bad.items():
         for message in messages:
-            run.db.lpush(queue.value, message.data)
+            run.db.lpush(run.settings.keys.queue(queue.value), message.data)
             if queue is Queue.STAGE1 and good:
-                run.db.lpush(queue.value, good.pop().data)
+                run.db.lpush(run.settings.keys.queue(queue.value), good.pop().data)
     for message in good:
-        run.db.lpush(Queue.STAGE1.value, message.data)
-    run.db.lpush(Queue.STAGE1.value, plain)
+        run.db.lpush(run.settings.keys.queue(Queue.STAGE1.value), message.data)
+    run.db.lpush(run.settings.keys.queue(Queue.STAGE1.value), plain)
     # By queue and digest: the empty message is the same bytes on every queue.
     sent = {(q.value, _digest(m.data)): m.kind for q, ms in bad.items() for m in ms}
     expected_reviews = {f"{dag}:{kind}:1" for kind in [*REPAIRED_HEADERS, "plain"]}
@@ -125,7 +125,7 @@ def test_every_malformed_message_on_every_queue_is_quarantined_once_and_no_worke
     assert not marker.exists(), "a pickle was deserialized"
     assert all(p.poll() is None for p in run.fleet.workers.values())
     assert run.fleet.supervisor is not None and sum(run.fleet.supervisor.restarts.values()) == 0
-    assert run.db.hlen("unacked") == 0
+    assert run.db.hlen(run.settings.keys.unacked) == 0
     run.fleet.wait_ready(timeout_s=20)
 
 
@@ -147,8 +147,8 @@ def test_records_already_in_unacked_at_a_worker_restart_are_restored_or_quaranti
     overdue = time.time() - run.settings.visibility_timeout_s - 60
     before = len(run.quarantine.read(run.db))
     for tag, record in records.items():
-        run.db.hset("unacked", tag, record)
-        run.db.zadd("unacked_index", {tag: overdue})
+        run.db.hset(run.settings.keys.unacked, tag, record)
+        run.db.zadd(run.settings.keys.unacked_index, {tag: overdue})
     run.fleet.restart_worker(Queue.STAGE1)
 
     def settled() -> bool:
@@ -165,7 +165,7 @@ def test_records_already_in_unacked_at_a_worker_restart_are_restored_or_quaranti
     rejected = [e for e in entries if e.queue == "stage1"]
     assert len(rejected) == 1 and json.loads(rejected[0].raw)["body"] == "!!!not base64!!"
     assert len(entries) == 3
-    assert run.db.hlen("unacked") == 0
+    assert run.db.hlen(run.settings.keys.unacked) == 0
     assert all(p.poll() is None for p in run.fleet.workers.values())
 
 

@@ -127,7 +127,9 @@ def test_beat_in_the_router_worker_refits_periodically_and_a_restart_does_not_st
         assert raw is not None
         model = CalibrationModel.model_validate_json(raw)
         assert model.outcomes == 250 and model.weights and model.skills["skill-1"].claimed == 0.9
-        _stop(router)  # the beat's host restarts; its schedule file is kept
+        # Beat's state is the deployment's, in Redis under its prefix (not a file on the host).
+        assert client.hexists(keys.beat_schedule, "calibration-refit")
+        _stop(router)  # the beat's host restarts; its state is kept
         router = _procfile_worker("router", url, prefix, tmp_path, "router-again.log")
         assert _wait_for_version(client, keys, second, stage2, router) > second
     finally:

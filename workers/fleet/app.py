@@ -101,6 +101,9 @@ def celery_config(settings: Settings) -> dict[str, Any]:
         "retry_on_timeout": True,
         "socket_timeout": settings.redis_socket_timeout_s,
         "socket_connect_timeout": settings.redis_connect_timeout_s,
+        # Every key and channel kombu names (queue lists, unacked, bindings, broadcasts)
+        # under the deployment's prefix: fleets share a Redis database, never a task.
+        "global_keyprefix": settings.keys.broker,
         "quarantine_key": settings.keys.quarantine,
         "quarantine_retention_s": settings.stream_retention_s,
         "accepted_tasks": [name.value for name in TaskName],
@@ -137,7 +140,9 @@ def celery_config(settings: Settings) -> dict[str, Any]:
         "worker_cancel_long_running_tasks_on_connection_loss": True,
         "worker_soft_shutdown_timeout": 30.0,
         "worker_hijack_root_logger": False,
-        # Celery beat (inside the Stage 2 worker, ``-B``) asks for a calibration refit.
+        # Celery beat (inside the router worker, ``-B``) asks for a calibration refit; when
+        # it last did is kept in Redis under the prefix (``workers/fleet/beat.py``).
+        "beat_scheduler": "workers.fleet.beat:RedisScheduler",
         "beat_schedule": {
             "calibration-refit": {
                 "task": TaskName.REFIT.value,

@@ -185,14 +185,13 @@ def quarantine_refused(message: Any, reason: str) -> None:
     worker killed in between loses it: the channel's own checks are the guarantee.
     """
     channel = getattr(message, "channel", None)
-    stream = getattr(channel, "quarantine", None)
-    if not isinstance(stream, QuarantineStream) or channel is None:
+    file_refused = getattr(channel, "file_refused", None)
+    if file_refused is None:
         log.error("refused a message outside our transport: %s", reason)
         return
     raw = json.dumps(getattr(message, "_raw", None), default=repr).encode()
     queue = str((getattr(message, "delivery_info", None) or {}).get("routing_key", ""))
-    with channel.conn_or_acquire() as client:
-        stream.put(client, raw, queue or "?", f"Celery refused it: {reason}")
+    file_refused(raw, queue or "?", f"Celery refused it: {reason}")
 
 
 def _entry(entry_id: bytes, fields: dict[bytes, bytes]) -> Quarantined:

@@ -68,8 +68,8 @@ def _setup_telemetry(app: Celery) -> None:
         """Waiting messages in the queues this worker consumes (all three when unknown)."""
         selected = app.amqp.queues.consume_from
         names = sorted(selected) if selected else [q.value for q in Queue]
-        client = deps_of(app).redis
-        return {name: int(client.llen(name)) for name in names}
+        deps = deps_of(app)
+        return {name: int(deps.redis.llen(deps.keys.queue(name))) for name in names}
 
     telemetry.setup(settings_of(app), queue_depths=depths)
 

@@ -23,9 +23,7 @@ it (``workers/fleet/inspection.py``) and, if they could not take it, moved from
 ``unacked`` to the quarantine in one script (``workers/fleet/quarantine.py``). An
 ``unacked`` record kombu could not restore is quarantined by the restore itself.
 
-The channel also reuses one synchronous ``redis.Redis`` per connection pool: kombu
-builds one per command (about 0.2 ms of CPU here: ~170 response callbacks copied),
-three per task hop. ``redis.Redis`` is thread-safe and every command is unchanged.
+Its Redis clients, and every key under the deployment's prefix: ``workers/fleet/clients.py``.
 
 Remote control's broadcasts (ping, inspect) come through Redis restarts on every pool,
 gevent's included: ``workers/fleet/broadcast.py``.
@@ -38,12 +36,11 @@ from queue import Empty
 from time import monotonic, time
 from typing import Any
 
-import redis
 from kombu.transport import redis as kombu_redis
 from kombu.utils.encoding import bytes_to_str
 from kombu.utils.objects import cached_property
 
-from workers.fleet import broadcast, inspection, schedule
+from workers.fleet import broadcast, clients, inspection, schedule
 from workers.fleet.inspection import Refused, Rules, inspect_message
 from workers.fleet.qos import QoS
 from workers.fleet.quarantine import RAW_KEPT_BYTES, TAKE_LUA, QuarantineStream
@@ -57,7 +54,7 @@ log = logging.getLogger("windags.transport")
 TAKE_MAX = 16
 
 
-class Channel(broadcast.BroadcastChannel):
+class Channel(clients.ClientsChannel):
     """A Redis channel whose deliveries are never held only in the worker's memory."""
 
     QoS = QoS
@@ -78,8 +75,6 @@ class Channel(broadcast.BroadcastChannel):
     task_queues: tuple[str, ...] = ()
     max_message_bytes: int = inspection.MAX_BYTES
     max_eta_s: float = schedule.MAX_ETA_S
-    _sync_client: Any = None
-    _take_script: Any = None
     _waiting_on: str | None = None  # the BLMOVE wait's queue; None under kombu's BRPOP
 
     @cached_property
@@ -102,33 +97,12 @@ class Channel(broadcast.BroadcastChannel):
         self._recorded.discard(delivery_tag)
         return found
 
-    def _connparams(self, asynchronous: bool = False) -> Any:
-        # A closed connection leaves its transport without a client (a closed channel,
-        # without a transport): kombu's AttributeError ("'NoneType' object has no attribute
-        # 'hostname'") from a restore_unacked or late ack made a worker holding reserved
-        # messages exit when Redis restarts (kombu#970, #582), and dropped the review of a
-        # gevent task publishing its next hop through a channel its consumer closed. A
-        # connection error is retried instead; unacked records come back after the timeout.
-        if self.connection is None or self.connection.client is None:
-            raise redis.ConnectionError("the broker connection is closed (Redis went away)")
-        return super()._connparams(asynchronous=asynchronous)
-
-    def _create_client(self, asynchronous: bool = False) -> Any:
-        if asynchronous:
-            return super()._create_client(asynchronous=True)
-        client = self._sync_client
-        if client is None or client.connection_pool is not self.pool:
-            client = self._sync_client = super()._create_client()
-            self._take_script = client.register_script(TAKE_LUA)
-        return client
-
     def _can_take(self, queues: list[str]) -> bool:
         # Not for control replies: consumed without acks, the take's record would linger.
         return (
             len(queues) == 1
             and (not self.task_queues or queues[0] in self.task_queues)
             and list(self.priority_steps) == [0]
-            and not self.global_keyprefix
             and bool(self.ack_emulation)
         )
 
@@ -144,7 +118,8 @@ class Channel(broadcast.BroadcastChannel):
         wait = self.brpop_timeout if timeout is None else timeout
         self._in_poll = self.client.connection
         self._brpop_sent_at = monotonic()  # type: ignore[assignment]
-        self.client.connection.send_command("BLMOVE", queue, queue, "RIGHT", "RIGHT", wait or 0)
+        key = self.broker_key(queue)
+        self.client.connection.send_command("BLMOVE", key, key, "RIGHT", "RIGHT", wait or 0)
 
     def _brpop_read(self, **options: Any) -> bool:
         queue = self._waiting_on
@@ -216,18 +191,26 @@ class Channel(broadcast.BroadcastChannel):
         return True
 
     def _refuse(self, raw: bytes, queue: str, reason: str, tag: str | None) -> None:
-        held = (self.unacked_key, self.unacked_index_key) if tag is not None else None
-        self.quarantine.put(self._create_client(), raw, queue, reason, tag=tag or "", unacked=held)
+        self.file_refused(raw, queue, reason, tag=tag)
         log.error("quarantined a message of %s: %s", queue, reason)
+
+    def file_refused(self, raw: bytes, queue: str, reason: str, *, tag: str | None = None) -> str:
+        """Quarantine ``raw``; with ``tag``, its ``unacked`` record goes in the same script."""
+        held = None
+        if tag is not None:
+            held = (self.broker_key(self.unacked_key), self.broker_key(self.unacked_index_key))
+        client = self.scripts_client()
+        entry_id: str = self.quarantine.put(client, raw, queue, reason, tag=tag or "", unacked=held)
+        return entry_id
 
     def _take(self, queue: str, count: int = 1) -> list[list[Any]] | None:
         """Pop up to ``count`` messages, each recorded as unacked in the same step.
 
         One ``[recorded, message, tag or reason]`` per message; None when it was empty.
         """
-        self._create_client()
-        taken: list[list[Any]] | None = self._take_script(
-            keys=[queue, self.unacked_key, self.unacked_index_key, self.quarantine.key],
+        keys = [self.broker_key(name) for name in (queue, self.unacked_key, self.unacked_index_key)]
+        taken: list[list[Any]] | None = self.script(TAKE_LUA)(
+            keys=[*keys, self.quarantine.key],
             args=[time(), queue, RAW_KEPT_BYTES, self.quarantine.retention_s * 1000, count],
         )
         return taken
