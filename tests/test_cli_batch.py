@@ -67,12 +67,39 @@ def test_every_line_gets_a_result_or_a_typed_error_and_the_batch_goes_on(batch: 
     assert out[1]["result"]["stage1"]["floor"]["passed"] is False
     assert out[2]["result"]["node_id"] == "unlabelled" and "expect" not in out[2]
     assert out[3]["error"]["message"].startswith("not JSON")
-    assert out[4] == {
-        "line": 6,
-        "expect": "accept",
-        "error": {"field": "node_id", "message": "required field is missing"},
-    }
+    assert out[4]["line"] == 6 and out[4]["expect"] == "accept"
+    assert out[4]["error"]["code"] == "invalid_request"
+    assert (out[4]["error"]["field"], out[4]["error"]["message"]) == (
+        "node_id",
+        "required field is missing",
+    )
     assert out[5]["error"]["field"] == "expect"
+    assert {o["error"]["code"] for o in out if "error" in o} == {"invalid_request"}
+
+
+def test_an_error_line_names_every_offending_field_an_unknown_one_too(tmp_path: Path) -> None:
+    body = _sample("good_python.json", attempt="first", colour="red")
+    huge = _sample("good_python.json", output={"kind": "text", "content": "x" * 300_000})
+    path = tmp_path / "two.jsonl"
+    path.write_text(json.dumps(body) + "\n" + json.dumps(huge) + "\n")
+    done = _run(path)
+    assert done.returncode == 1, done.stderr
+    first, second = (json.loads(line)["error"] for line in done.stdout.splitlines())
+    assert first["code"] == "invalid_request" and first["field"] == "attempt"
+    assert {(e["field"], e["message"]) for e in first["errors"]} >= {("colour", "unknown field")}
+    assert first["errors"][0]["field"] == "attempt"
+    assert second["code"] == "oversized" and second["field"] == "output.content"
+
+
+@pytest.mark.parametrize("content", ["", "\n\n  \n"])
+def test_an_empty_batch_is_an_error_not_a_table_of_zeros(tmp_path: Path, content: str) -> None:
+    path = tmp_path / "empty.jsonl"
+    path.write_text(content)
+    done = _run(path)
+    assert done.returncode == 2, done.stdout + done.stderr
+    lines = done.stderr.strip().splitlines()
+    assert lines == [f"error: {path}: empty (no request lines in it)"], done.stderr
+    assert done.stdout == ""
 
 
 def test_the_summary_shows_decisions_failure_codes_and_label_agreement(batch: Path) -> None:

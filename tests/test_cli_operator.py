@@ -82,6 +82,15 @@ def test_submit_names_the_file_and_list_index_of_a_bad_request(tmp_path: Path) -
     assert f"{bad}[1]" in lines[0] and "attempt" in lines[0]
 
 
+def test_submit_of_an_empty_list_is_an_error_not_silence(tmp_path: Path) -> None:
+    empty = tmp_path / "none.json"
+    empty.write_text("[]")
+    done = _run("submit", str(empty), WINDAGS_REDIS_URL=NOTHING_LISTENS)
+    assert done.returncode == 2, done.stdout + done.stderr
+    assert done.stderr.strip() == f"error: {empty}: an empty list (no request in it)"
+    assert done.stdout == ""
+
+
 def test_resubmitting_a_reviewed_request_says_so_instead_of_printing_its_key(
     tmp_path: Path, test_redis: redis.Redis
 ) -> None:

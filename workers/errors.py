@@ -17,12 +17,18 @@ class InvalidRequest(EvaluatorError):
     Attributes:
         field: dotted path of the first offending field (``"skill.success_rate"``).
         reason: what is wrong with it, one line.
+        others: every other offending field with its reason, in the order found (an
+            unknown field beside a missing one is named too).
     """
 
-    def __init__(self, field: str, reason: str) -> None:
-        super().__init__(f"{field}: {reason}" if field else reason)
+    def __init__(self, field: str, reason: str, others: tuple[tuple[str, str], ...] = ()) -> None:
+        text = f"{field}: {reason}" if field else reason
+        if others:
+            text += "; also " + "; ".join(f"{where}: {why}" for where, why in others)
+        super().__init__(text)
         self.field = field
         self.reason = reason
+        self.others = others
 
 
 class ConfigurationError(EvaluatorError):

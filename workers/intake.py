@@ -26,6 +26,8 @@ MAX_NESTING = 100
 MAX_INT_BITS = 1024
 #: How much of a field's path an error names.
 _SHOWN_PARTS = 6
+#: How many offending fields beyond the first an error names.
+_OTHERS_SHOWN = 9
 
 
 class OversizedRequest(InvalidRequest):
@@ -161,16 +163,20 @@ def identity_of(raw: str | bytes) -> tuple[str | None, str | None, int | None]:
 
 
 def _as_invalid(exc: ValidationError, raw: str) -> InvalidRequest:
-    first = exc.errors(include_url=False)[0]
-    if first["type"] == "json_invalid":
-        return _unparsed(raw) or InvalidRequest("(request)", first["msg"])
-    field = ".".join(str(part) for part in first["loc"]) or "(request)"
-    message = first["msg"]
-    if first["type"] == "extra_forbidden":
-        message = "unknown field"
-    elif first["type"] == "missing":
-        message = "required field is missing"
-    return InvalidRequest(field, message)
+    errors = exc.errors(include_url=False)
+    if errors[0]["type"] == "json_invalid":
+        return _unparsed(raw) or InvalidRequest("(request)", errors[0]["msg"])
+    found: dict[str, str] = {}  # one reason per field, in pydantic's order
+    for error in errors:
+        field = ".".join(str(part) for part in error["loc"]) or "(request)"
+        message = error["msg"]
+        if error["type"] == "extra_forbidden":
+            message = "unknown field"
+        elif error["type"] == "missing":
+            message = "required field is missing"
+        found.setdefault(field, message)
+    (field, message), *others = found.items()
+    return InvalidRequest(field, message, tuple(others[:_OTHERS_SHOWN]))
 
 
 def _unparsed(raw: str) -> InvalidRequest | None:

@@ -244,4 +244,7 @@ def load_settings() -> Settings:
         first = exc.errors(include_url=False)[0]
         field = ".".join(str(part) for part in first["loc"])
         name = f"{ENV_PREFIX}{field.split('.')[0].upper()}" if field else "settings"
-        raise ConfigurationError(f"{name}: {first['msg']}") from None
+        message, ctx = first["msg"], first.get("ctx") or {}
+        if first["type"] == "too_short":  # pydantic says "16 items" of a secret
+            message = f"must be at least {ctx['min_length']} characters, not {ctx['actual_length']}"
+        raise ConfigurationError(f"{name}: {message}") from None

@@ -1,9 +1,9 @@
 """Batch review of a JSONL file, as users of DeepEval and promptfoo expect.
 
 Each line is a ``ReviewRequest``, or a labelled case ``{"expect": "accept" | "reject" |
-"floor", "request": {...}}``. A bad line becomes a typed error line and the batch goes
-on. The tally counts decisions, escalations and failures by code; labelled lines also
-give recall, the false-reject rate and a confusion table.
+"floor", "request": {...}}``. A bad line becomes a typed error line (with the stream's
+error code) and the batch goes on. The tally counts decisions, escalations and failures
+by code; labelled lines also give recall, the false-reject rate and a confusion table.
 """
 
 from __future__ import annotations
@@ -16,9 +16,9 @@ from enum import StrEnum
 from typing import Any
 
 from schemas.request import ReviewRequest
-from schemas.result import Decision, ReviewResult
+from schemas.result import Decision, ErrorCode, ReviewResult
 from workers.errors import InvalidRequest
-from workers.intake import request_from_obj
+from workers.intake import OversizedRequest, request_from_obj
 from workers.settings import Settings
 
 
@@ -60,8 +60,24 @@ class LineResult:
         if self.result is not None:
             body["result"] = self.result.model_dump(mode="json", by_alias=True)
         elif self.error is not None:
-            body["error"] = {"field": self.error.field or None, "message": self.error.reason}
+            body["error"] = error_body(self.error)
         return json.dumps(body)
+
+
+def error_body(error: InvalidRequest) -> dict[str, Any]:
+    """A refused line's error: its code (as on the stream), the first field, and all of them.
+
+    ``errors`` lists every offending field found (an unknown field beside a missing one
+    too), the first of them being ``field`` and ``message``.
+    """
+    code = ErrorCode.OVERSIZED if isinstance(error, OversizedRequest) else ErrorCode.INVALID_REQUEST
+    found = [(error.field, error.reason), *error.others]
+    return {
+        "code": code.value,
+        "field": error.field or None,
+        "message": error.reason,
+        "errors": [{"field": field or None, "message": reason} for field, reason in found],
+    }
 
 
 def review_lines(

@@ -12,9 +12,17 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 
 from schemas.request import ReviewRequest
 from schemas.result import ReviewResult
+from workers.errors import InvalidRequest
 from workers.local.batch import Tally, review_lines
 from workers.local.batch_view import summary_tables
 from workers.settings import Settings
+
+
+class EmptyBatchError(InvalidRequest):
+    """A batch file with no line to review: a mistake, never a clean run of nothing."""
+
+    def __str__(self) -> str:
+        return self.reason
 
 
 def run_batch(
@@ -22,9 +30,17 @@ def run_batch(
     review: Callable[[ReviewRequest], ReviewResult],
     settings: Settings,
     out: str | None,
+    *,
+    name: str = "-",
 ) -> int:
-    """Review every line of ``data``; 0 when every line was a request, else 1."""
+    """Review every line of ``data``; 0 when every line was a request, else 1.
+
+    Raises:
+        EmptyBatchError: ``data`` holds no line but blank ones (``name`` says which file).
+    """
     lines = data.splitlines()
+    if not any(line.strip() for line in lines):
+        raise EmptyBatchError("", f"{name}: empty (no request lines in it)")
     console = Console(stderr=True)
     tally = Tally()
     columns = (TextColumn("reviewing"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn())

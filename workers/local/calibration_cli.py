@@ -7,8 +7,8 @@ from typing import Annotated
 
 import typer
 
-from workers.errors import ConfigurationError
-from workers.settings import load_settings
+from workers.local.cli_help import Command
+from workers.local.cli_support import settings_or_exit
 
 
 def calibration(
@@ -25,22 +25,12 @@ def calibration(
     the labelled outcomes, for the seed's prior and for a model fitted on the older three
     quarters; the reliability diagram (a PNG) plots both. Exits 1 when Redis does not answer.
     """
-    import redis
-
     from workers.learning.report import report
 
-    try:
-        settings = load_settings()
-    except ConfigurationError as exc:
-        typer.echo(f"error: bad settings: {exc}", err=True)
-        raise typer.Exit(2) from None
-    try:
-        report(settings, refit_first=refit, png=png, echo=typer.echo)
-    except redis.RedisError as exc:
-        typer.echo(f"error: redis at {settings.redis_url}: {exc}", err=True)
-        raise typer.Exit(1) from None
+    settings = settings_or_exit()
+    report(settings, refit_first=refit, png=png, echo=typer.echo)  # no Redis: one line, exit 1
 
 
 def register(app: typer.Typer) -> None:
     """Add ``calibration`` to the ``windags-eval`` app."""
-    app.command()(calibration)
+    app.command(cls=Command)(calibration)

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import getpass
+import sys
+from contextlib import nullcontext
 from pathlib import Path
 from typing import Annotated
 
@@ -11,21 +13,12 @@ import typer
 from schemas.human import VerdictAction, VerdictInput
 from schemas.quality import Dimension
 from workers.errors import ConfigurationError
-from workers.settings import Settings, load_settings
+from workers.local.cli_help import Command
+from workers.local.cli_help import app as plain_app
+from workers.local.cli_support import fail, interruptible, settings_or_exit
+from workers.settings import Settings
 
-outcomes = typer.Typer(add_completion=False, no_args_is_help=True, help="Labelled outcomes.")
-
-
-def _fail(message: str, code: int = 2) -> typer.Exit:
-    typer.echo(f"error: {message}", err=True)
-    return typer.Exit(code)
-
-
-def _settings() -> Settings:
-    try:
-        return load_settings()
-    except ConfigurationError as exc:
-        raise _fail(f"bad settings: {exc}") from None
+outcomes = plain_app(no_args_is_help=True, help="Labelled outcomes.")
 
 
 def review_ui(
@@ -35,14 +28,16 @@ def review_ui(
     """Serve the review page for the human gate until Ctrl-C.
 
     Needs WINDAGS_REVIEW_UI_TOKEN (reviewers sign in with it and a name) or
-    WINDAGS_REVIEW_UI_AUTH_HEADER (an authenticating proxy's user header).
+    WINDAGS_REVIEW_UI_AUTH_HEADER (an authenticating proxy's user header). Prints the
+    page's address and how to sign in once it listens.
     """
     from workers.local.review_page import serve
 
     try:
-        serve(_settings(), host=host, port=port)
+        with interruptible():
+            serve(settings_or_exit(), host=host, port=port, announce=typer.echo)
     except ConfigurationError as exc:
-        raise _fail(str(exc)) from None
+        raise fail(str(exc)) from None
 
 
 def _scores(pairs: list[str]) -> dict[Dimension, float]:
@@ -53,7 +48,7 @@ def _scores(pairs: list[str]) -> dict[Dimension, float]:
             scores[Dimension(name.strip())] = float(value)
         except ValueError:
             known = ", ".join(d.value for d in Dimension)
-            raise _fail(f"--score {pair!r}: want DIM=0.x with DIM one of {known}") from None
+            raise fail(f"--score {pair!r}: want DIM=0.x with DIM one of {known}") from None
     return scores
 
 
@@ -66,7 +61,8 @@ def verdict(
     send_back: Annotated[bool, typer.Option("--send-back", help="Fix and retry.")] = False,
     feedback: Annotated[str | None, typer.Option(help="What the node should change.")] = None,
     score: Annotated[
-        list[str] | None, typer.Option(help="A dimension's score, DIM=0.x; repeatable.")
+        list[str] | None,
+        typer.Option(metavar="DIM=0.x", help="A dimension's score; repeatable."),
     ] = None,
     comment: Annotated[str | None, typer.Option(help="A note for the record.")] = None,
     reviewer: Annotated[str | None, typer.Option(help="Who judges (default: $USER).")] = None,
@@ -74,30 +70,34 @@ def verdict(
     """Record a person's verdict on an escalated attempt, exactly once.
 
     Prints the decision recomputed with it (JSON); exits 1 when the attempt was already
-    decided, is claimed by another reviewer, or does not wait for a person.
+    decided, is claimed by another reviewer, or does not wait for a person (naming the
+    demo's key prefix when it waits there instead).
     """
     from pydantic import ValidationError
 
     from workers.client import ReviewClient
-    from workers.human import VerdictRefusedError
+    from workers.human import RecordStatus, VerdictRefusedError
 
     chosen = [a for a, on in zip(VerdictAction, (accept, reject, send_back), strict=True) if on]
     if len(chosen) != 1:
-        raise _fail("give exactly one of --accept, --reject, --send-back")
-    settings = _settings()
+        raise fail("give exactly one of --accept, --reject, --send-back")
+    settings = settings_or_exit()
     try:
         given = VerdictInput(
             action=chosen[0], scores=_scores(score or []), feedback=feedback, comment=comment
         )
     except ValidationError as exc:
-        raise _fail(str(exc.errors(include_url=False)[0]["msg"])) from None
+        raise fail(str(exc.errors(include_url=False)[0]["msg"])) from None
     client = ReviewClient(settings)
     try:
         done = client.record_verdict(
             dag_id, node_id, attempt, given, reviewer=reviewer or getpass.getuser()
         )
     except VerdictRefusedError as exc:
-        raise _fail(str(exc), 1) from None
+        hint = ""
+        if exc.recorded.status is RecordStatus.MISSING:
+            hint = _demo_hint(settings, f"{dag_id}:{node_id}:{attempt}")
+        raise fail(f"{exc}{hint}", 1) from None
     finally:
         client.close()
     assert done.decision is not None
@@ -105,37 +105,53 @@ def verdict(
     typer.echo(f"recorded: entries {' '.join(done.entry_ids)}", err=True)
 
 
-@outcomes.command("export")
+def _demo_hint(settings: Settings, review_key: str) -> str:
+    """Where the attempt waits when the demo's key prefix has it (``windags-eval demo``)."""
+    from workers.connections import redis_client
+    from workers.local.demo import demo_settings
+
+    demo = demo_settings(settings)
+    client = redis_client(demo, max_connections=1)
+    try:
+        if not client.exists(demo.keys.human_item(review_key)):
+            return ""
+    finally:
+        client.close()
+    return (
+        f" under the key prefix {settings.key_prefix}; it waits under the demo's "
+        f"({demo.key_prefix}): run the same command with WINDAGS_KEY_PREFIX={demo.key_prefix}"
+    )
+
+
+@outcomes.command("export", cls=Command)
 def export(
     out: Annotated[str | None, typer.Option(help="Write JSONL here, not stdout.")] = None,
     skill: Annotated[str | None, typer.Option(help="Only this skill's outcomes.")] = None,
     evaluator: Annotated[str | None, typer.Option(help="Only this evaluator's.")] = None,
 ) -> None:
-    """Write the labelled outcomes (human, downstream, Stage 2) as JSONL, oldest first."""
+    """Write the labelled outcomes (human, downstream, Stage 2) as JSONL, oldest first.
+
+    Exits 1 with one line when Redis does not answer (before writing anything).
+    """
     from workers.connections import redis_client
     from workers.human import build_gate
 
-    settings = _settings()
+    settings = settings_or_exit()
     client = redis_client(settings, max_connections=2)
-    gate = build_gate(client, settings)
-    sink = Path(out).open("w", encoding="utf-8") if out is not None else None
     count = 0
     try:
-        for outcome in gate.outcomes.export(skill=skill, evaluator=evaluator):
-            line = outcome.model_dump_json()
-            if sink is None:
-                typer.echo(line)
-            else:
-                sink.write(line + "\n")
-            count += 1
+        client.ping()  # no Redis: one line and exit 1, and no empty --out file left behind
+        gate = build_gate(client, settings)
+        with Path(out).open("w", encoding="utf-8") if out else nullcontext(sys.stdout) as sink:
+            for outcome in gate.outcomes.export(skill=skill, evaluator=evaluator):
+                sink.write(outcome.model_dump_json() + "\n")
+                count += 1
     finally:
         client.close()
-        if sink is not None:
-            sink.close()
     typer.echo(f"{count} outcome(s)", err=True)
 
 
-@outcomes.command("report")
+@outcomes.command("report", cls=Command)
 def report(
     dag_id: Annotated[str, typer.Argument(help="The DAG run.")],
     node_id: Annotated[str, typer.Argument(help="The node whose output was consumed.")],
@@ -147,26 +163,22 @@ def report(
 
     Exits 1 when the fleet no longer remembers the attempt (expired, or never reviewed).
     """
-    import redis
-
     from workers.client import ReviewClient
 
-    settings = _settings()
+    settings = settings_or_exit()
     client = ReviewClient(settings)
     try:
         known = client.report_downstream(dag_id, node_id, attempt, score, reporter=reporter)
-    except redis.RedisError as exc:
-        raise _fail(f"redis at {settings.redis_url}: {exc}", 1) from None
     finally:
         client.close()
     key = f"{dag_id}:{node_id}:{attempt}"
     if not known:
-        raise _fail(f"{key}: the fleet remembers no such attempt (expired or never reviewed)", 1)
+        raise fail(f"{key}: the fleet remembers no such attempt (expired or never reviewed)", 1)
     typer.echo(f"{key}: recorded {score:g} from downstream:{reporter}")
 
 
 def register(app: typer.Typer) -> None:
     """Add these commands to ``windags-eval``."""
-    app.command("review-ui")(review_ui)
-    app.command("verdict")(verdict)
+    app.command("review-ui", cls=Command)(review_ui)
+    app.command("verdict", cls=Command)(verdict)
     app.add_typer(outcomes, name="outcomes")

@@ -8,12 +8,16 @@ once, so enqueuing it again would produce nothing anyone could see.
 
 from __future__ import annotations
 
+import time
 from dataclasses import dataclass
 from typing import Any
 
 import redis
+from redis.backoff import NoBackoff
+from redis.retry import Retry
 
 from schemas.request import ReviewRequest
+from workers.connections import socket_options
 from workers.errors import BrokerUnavailableError, InvalidRequest
 from workers.intake import load_json, request_from_obj
 from workers.settings import Settings
@@ -51,6 +55,8 @@ def requests_in(name: str, body: Any, settings: Settings) -> list[ReviewRequest]
         InputError: naming the file, the list index (``a.json[3]``) and the field.
     """
     items = body if isinstance(body, list) else [body]
+    if not items:
+        raise InputError("", f"{name}: an empty list (no request in it)")
     validated = []
     for index, item in enumerate(items):
         where = f"{name}[{index}]" if isinstance(body, list) else name
@@ -75,21 +81,41 @@ class Submitted:
     already_reviewed: list[str]
 
 
+def check_bound_s(settings: Settings) -> float:
+    """The longest the "already reviewed?" read waits on a Redis that does not answer.
+
+    One try (no retry: it is a read the CLI can do again), a connect and a reply.
+    """
+    return settings.redis_connect_timeout_s + settings.redis_socket_timeout_s
+
+
 def submit_requests(settings: Settings, requests: list[ReviewRequest]) -> Submitted:
     """Enqueue the requests whose review key is not on its stream yet.
 
+    Waits at most ``check_bound_s`` for the check, then ``ReviewClient.submit_bound_s``
+    for the submission: the CLI's bound, which the README states.
+
     Raises:
-        BrokerUnavailableError: Redis did not answer within the client's bound.
+        BrokerUnavailableError: Redis did not answer within the bound; the message says
+            how long it waited and the bound.
     """
     from workers.client import ReviewClient
-    from workers.connections import redis_client
 
+    started = time.monotonic()
     client = ReviewClient(settings)
-    checker = redis_client(settings, max_connections=1)
+    bound_s = check_bound_s(settings) + client.submit_bound_s
+    checker = redis.Redis.from_url(
+        settings.redis_url, **socket_options(settings), retry=Retry(NoBackoff(), 0)
+    )
     try:
         done = _published(checker, settings, [r.review_key for r in requests])
         fresh = [r for r in requests if r.review_key not in done]
         return Submitted(client.submit_many(fresh) if fresh else [], done)
+    except BrokerUnavailableError as exc:
+        waited_s = time.monotonic() - started
+        raise BrokerUnavailableError(
+            f"{exc} (gave up after {waited_s:.1f} s; bound {bound_s:.0f} s)"
+        ) from exc
     finally:
         checker.close()
         client.close()
