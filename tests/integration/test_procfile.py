@@ -15,6 +15,7 @@ from pathlib import Path
 import pytest
 
 from workers.fleet.app import create_app
+from workers.fleet.lifeline import LAUNCHER_PID_ENV
 from workers.fleet.queues import Queue
 from workers.settings import Settings
 
@@ -71,6 +72,7 @@ def test_every_procfile_line_starts_a_worker_that_answers_ping(
 ) -> None:
     url = redis_url.rsplit("/", 1)[0] + "/13"
     env = {**os.environ, "WINDAGS_REDIS_URL": url, "WINDAGS_KEY_PREFIX": "procfile-test"}
+    env[LAUNCHER_PID_ENV] = str(os.getpid())  # a killed test run leaves no worker behind
     processes = {}
     for name, argv in procfile_commands().items():
         assert argv[0] == "celery"

@@ -31,6 +31,7 @@ from tests.integration.test_handlers import ceiling_only, results, run_router, t
 from tests.integration.test_procfile import procfile_commands
 from tests.test_cli_calibration import _label
 from workers.fleet.deps import Deps
+from workers.fleet.lifeline import LAUNCHER_PID_ENV
 from workers.fleet.queues import Queue
 from workers.human.outcomes import OutcomeStore
 from workers.keys import Keys
@@ -85,6 +86,7 @@ def _procfile_worker(
         **os.environ,
         "WINDAGS_REDIS_URL": url,
         "WINDAGS_KEY_PREFIX": prefix,
+        LAUNCHER_PID_ENV: str(os.getpid()),  # a killed test run leaves no worker behind
         "WINDAGS_JUDGE_BACKEND": "builtin",
         "WINDAGS_CALIBRATION_REFIT_S": "1",
     }

@@ -23,7 +23,7 @@ from celery.signals import (
     worker_shutdown,
 )
 
-from workers.fleet import heap
+from workers.fleet import heap, lifeline
 from workers.fleet.deps import Deps, build_deps
 from workers.fleet.handlers import handle_malformed, handle_router, handle_stage1, handle_stage2
 from workers.fleet.outcome import Hop, Outcome, RetryLater
@@ -92,6 +92,12 @@ def _telemetry_after_fork(**_: Any) -> None:
     from celery import current_app
 
     _setup_telemetry(current_app)
+
+
+@worker_init.connect
+def _stop_with_launcher(**_: Any) -> None:
+    """A worker a launcher started stops when it is gone (``workers/fleet/lifeline.py``)."""
+    lifeline.stop_with_launcher()
 
 
 @worker_ready.connect

@@ -23,6 +23,7 @@ from pathlib import Path
 from types import TracebackType
 
 from workers.errors import FleetError
+from workers.fleet.lifeline import LAUNCHER_PID_ENV
 from workers.fleet.queues import Queue
 from workers.local.commands import (
     DEFAULT_CONCURRENCY,
@@ -110,8 +111,13 @@ class LocalFleet:
 
     @property
     def env(self) -> dict[str, str]:
-        """The environment the workers run with."""
-        return {**os.environ, **self.extra_env, "WINDAGS_REDIS_URL": self.redis_url}
+        """The environment the workers run with; they stop when this process is gone."""
+        return {
+            **os.environ,
+            **self.extra_env,
+            "WINDAGS_REDIS_URL": self.redis_url,
+            LAUNCHER_PID_ENV: str(os.getpid()),
+        }
 
     def worker_name(self, queue: Queue) -> str:
         """The Celery node name of a queue's worker."""
@@ -233,7 +239,7 @@ class LocalFleet:
                 process.wait(timeout=10)
         self.workers.clear()
         if self.private is not None:
-            self.private.stop()
+            self.private.close()
             self.private = None
         if failed:
             print(f"a worker failed; its logs are kept in {self.log_dir}", file=sys.stderr)

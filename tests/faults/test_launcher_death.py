@@ -1,0 +1,128 @@
+"""A launcher killed with SIGKILL takes its workers with it, and no review is lost.
+
+The launcher (``LocalFleet`` in a process of its own, as ``windags-eval fleet`` runs it)
+is killed mid-run. Its workers, in sessions of their own, must be gone within 10 s, and
+a new fleet on the same Redis must finish every review exactly once: what the dead
+fleet's workers held went back to the queues (late acks, a warm shutdown).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+import redis
+
+from bench import common
+from tests.faults.support import (
+    count_stream,
+    fleet_env,
+    fresh_dag,
+    mixed,
+    private_redis,
+    record,
+    running_fleet,
+)
+from tests.infrastructure import wait_until
+from workers.client import ReviewClient
+
+pytestmark = [pytest.mark.integration, pytest.mark.slow]
+
+REVIEWS = 300
+GONE_WITHIN_S = 10.0
+
+
+def _stat(pid: int) -> list[str] | None:
+    """``/proc/<pid>/stat`` after the command name; None when there is no such process."""
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    except (FileNotFoundError, ProcessLookupError, IndexError):
+        return None
+
+
+def _running_in(sessions: set[int]) -> list[int]:
+    """Processes (zombies aside) of these sessions: a worker and what it started (beat).
+
+    The launcher starts each worker in a session of its own, led by the worker.
+    """
+    found = []
+    for entry in Path("/proc").iterdir():
+        stat = _stat(int(entry.name)) if entry.name.isdigit() else None
+        if stat is not None and stat[0] != "Z" and int(stat[3]) in sessions:
+            found.append(int(entry.name))
+    return found
+
+
+def _launch(
+    url: str, env: dict[str, str], log_dir: Path
+) -> tuple[subprocess.Popen[str], dict[str, int]]:
+    """The launcher process and its workers' pids, once every worker answers."""
+    launcher = subprocess.Popen(
+        [sys.executable, "-m", "tests.faults.launcher_process", url, str(log_dir)],
+        env={**os.environ, **env},
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    assert launcher.stdout is not None
+    line = launcher.stdout.readline()
+    launcher.stdout.close()
+    return launcher, json.loads(line) if line else {}
+
+
+@pytest.mark.timeout(300)
+def test_workers_stop_with_a_sigkilled_launcher_and_a_new_fleet_finishes_every_review(
+    tmp_path: Path,
+) -> None:
+    env = fleet_env("ld")
+    with private_redis() as server:
+        settings = common.settings_for(server.url, env)
+        db, client = redis.Redis.from_url(server.url), ReviewClient(settings)
+        launcher, pids = _launch(server.url, env, tmp_path)
+        try:
+            assert pids, "the launcher's fleet did not start"
+            dag = fresh_dag("ld")
+            keys = client.submit_many(mixed(dag, [f"n{i:04d}" for i in range(REVIEWS)]))
+            # Mid-run: some reviews done, the rest queued or held by the workers.
+            wait_until(lambda: count_stream(db, settings, dag).total >= REVIEWS // 10, 60, 0.05)
+            done_at_kill = count_stream(db, settings, dag).total
+            launcher.send_signal(signal.SIGKILL)
+            launcher.wait(timeout=10)
+            killed_at = time.monotonic()
+            sessions = set(pids.values())
+            gone = wait_until(lambda: not _running_in(sessions), GONE_WITHIN_S, 0.1)
+            gone_s = time.monotonic() - killed_at
+            survivors = _running_in(sessions)
+        finally:
+            if launcher.poll() is None:
+                launcher.kill()
+                launcher.wait(timeout=10)
+            for pid in _running_in(set(pids.values())):  # the defect tested: leave none
+                os.kill(pid, signal.SIGKILL)
+        same_prefix = {"WINDAGS_KEY_PREFIX": env["WINDAGS_KEY_PREFIX"]}
+        with running_fleet(server.url, "ld", extra=same_prefix):
+            finished = wait_until(lambda: not count_stream(db, settings, dag).lost(keys), 120, 0.5)
+            wait_until(lambda: False, timeout_s=3)  # a stray redelivery would land now
+            counted = count_stream(db, settings, dag)
+        client.close()
+        db.close()
+    record(
+        "launcher_death",
+        {
+            "reviews": REVIEWS,
+            "done_at_kill": done_at_kill,
+            "workers_gone_s": round(gone_s, 1),
+            "survivors": len(survivors),
+            "lost": len(counted.lost(keys)),
+            "duplicated": len(counted.duplicated()),
+        },
+    )
+    assert gone, f"workers still running {GONE_WITHIN_S:.0f} s after the launcher died: {survivors}"
+    assert finished, counted.lost(keys)[:5]
+    assert counted.duplicated() == {}
+    assert counted.total == REVIEWS
