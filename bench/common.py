@@ -149,7 +149,7 @@ def private_redis(*, appendonly: bool = False) -> Iterator[PrivateRedis]:
     try:
         yield server
     finally:
-        server.stop()
+        server.close()
 
 
 @contextmanager

@@ -63,3 +63,20 @@ def test_a_fleet_that_cannot_start_leaves_no_folder(log_dir: Path) -> None:
     ):
         pass
     assert not log_dir.exists()
+
+
+def test_a_fleet_on_a_private_redis_leaves_neither_folder_behind(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from tests.infrastructure import require_redis_server
+    from workers.local.redis_server import free_port
+
+    require_redis_server()
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))  # where mkdtemp puts both
+    nobody = f"redis://127.0.0.1:{free_port()}/0"
+    with LocalFleet(nobody, concurrency=dict(SMALL), start_private_redis=True) as fleet:
+        assert fleet.private is not None
+        fleet.wait_ready()
+        made = {p.name.split("-")[1] for p in tmp_path.glob("windags-*")}
+        assert made == {"fleet", "redis"}, made
+    assert list(tmp_path.glob("windags-*")) == []

@@ -129,7 +129,7 @@ def _chaos(tag: str) -> Iterator[Chaos]:
             fleet.wait_ready(timeout_s=90)
             yield run
     finally:
-        server.stop()
+        server.close()
 
 
 def _retrying(run: Chaos, action: Callable[[], object], *, blind: bool = False) -> int:

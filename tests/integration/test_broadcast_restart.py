@@ -32,7 +32,7 @@ def server() -> Iterator[PrivateRedis]:
     try:
         yield server
     finally:
-        server.stop()
+        server.close()
 
 
 @pytest.mark.timeout(60)

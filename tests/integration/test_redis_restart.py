@@ -55,7 +55,7 @@ def aof_fleet() -> Iterator[tuple[PrivateRedis, LocalFleet, Settings, list[Resta
             fleet.wait_ready(timeout_s=90)
             yield server, fleet, Settings.from_environment(env, redis_url=server.url), restarts
     finally:
-        server.stop()
+        server.close()
 
 
 def _results(db: redis.Redis, settings: Settings, dag: str) -> Counter[str]:

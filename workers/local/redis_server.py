@@ -37,7 +37,7 @@ def free_port() -> int:
 
 @dataclass
 class PrivateRedis:
-    """A throwaway redis-server on a free port, stopped on exit."""
+    """A throwaway redis-server on a free port; ``close`` stops it and removes its folder."""
 
     port: int = field(default_factory=free_port)
     appendonly: bool = False
@@ -74,8 +74,17 @@ class PrivateRedis:
             ],
             stdout=subprocess.DEVNULL,
             stderr=subprocess.DEVNULL,
+            # Its own session: a Ctrl-C at the terminal reaches the launcher, which stops
+            # the workers first and this server last, not this server under their feet.
+            start_new_session=True,
         )
-        _wait_for(lambda: redis_answers(self.url, 0.2), 10.0, "private redis-server did not start")
+        try:
+            _wait_for(
+                lambda: redis_answers(self.url, 0.2), 10.0, "private redis-server did not start"
+            )
+        except BaseException:
+            self.stop(kill=True)
+            raise
         return self
 
     def restart(self, *, kill: bool = False, down_s: float = 0.0) -> PrivateRedis:
@@ -99,12 +108,24 @@ class PrivateRedis:
             self.process.send_signal(signal.SIGCONT)
 
     def stop(self, *, kill: bool = False) -> None:
-        """Stop it (SIGKILL when ``kill``)."""
+        """Stop it (SIGKILL when ``kill``, or when SIGTERM has not stopped it in 20 s).
+
+        Its folder stays (``restart`` reads its AOF back): ``close`` removes it.
+        """
         if self.process is not None and self.process.poll() is None:
             self.process.send_signal(signal.SIGCONT)  # a paused server cannot exit
             self.process.send_signal(signal.SIGKILL if kill else signal.SIGTERM)
-            self.process.wait(timeout=20)
+            try:
+                self.process.wait(timeout=20)
+            except subprocess.TimeoutExpired:
+                self.process.kill()
+                self.process.wait(timeout=10)
         self.process = None
+
+    def close(self) -> None:
+        """Stop it for good and remove its folder (a ``windags-redis-*`` in the temp dir)."""
+        self.stop()
+        shutil.rmtree(self.directory, ignore_errors=True)
 
 
 def _wait_for(check: Callable[[], bool], timeout_s: float, message: str) -> None:

@@ -66,9 +66,10 @@ class SecurityHeaders:
 class Page:
     """What every view needs: the gate, the sign-in rules and the templates."""
 
-    def __init__(self, gate: HumanGate, auth: Auth) -> None:
+    def __init__(self, gate: HumanGate, auth: Auth, client: redis.Redis) -> None:
         self.gate = gate
         self.auth = auth
+        self.redis = client
         self.templates = Environment(
             loader=PackageLoader("workers.human.web", "templates"),
             autoescape=select_autoescape(default=True, default_for_string=True),
@@ -165,9 +166,29 @@ async def stylesheet(_: Request) -> Response:
     return PlainTextResponse(highlight_css(), media_type="text/css")
 
 
-async def healthz(_: Request) -> Response:
-    """Liveness for probes: no sign-in, no Redis."""
+#: What a page says while its Redis does not answer (the queue and verdicts live there).
+REDIS_DOWN = "The review queue is unavailable: its Redis does not answer. Try again shortly."
+
+
+async def livez(_: Request) -> Response:
+    """Liveness: the process serves; no sign-in, no Redis (a restart cannot fix Redis)."""
     return PlainTextResponse("ok")
+
+
+async def healthz(request: Request) -> Response:
+    """Readiness: 200 when the page's Redis answers, else 503 saying so; no sign-in."""
+    page: Page = request.app.state.page
+    try:
+        await run_in_threadpool(page.redis.ping)
+    except redis.RedisError:
+        return PlainTextResponse("redis unavailable", status_code=503)
+    return PlainTextResponse("ok")
+
+
+async def redis_down(request: Request, _: Exception) -> Response:
+    """Any page whose Redis does not answer: one sentence and 503, never a bare 500."""
+    page: Page = request.app.state.page
+    return page.message(request, 503, REDIS_DOWN)
 
 
 def create_app(settings: Settings, *, client: redis.Redis | None = None) -> Starlette:
@@ -177,7 +198,8 @@ def create_app(settings: Settings, *, client: redis.Redis | None = None) -> Star
         ConfigurationError: neither a reviewer token nor an auth header is configured.
     """
     auth = Auth.from_settings(settings)
-    page = Page(build_gate(client or redis_client(settings, max_connections=16), settings), auth)
+    client = client or redis_client(settings, max_connections=16)
+    page = Page(build_gate(client, settings), auth, client)
     static = StaticFiles(packages=[("workers.human.web", "static")])
     app = Starlette(
         routes=[
@@ -189,7 +211,9 @@ def create_app(settings: Settings, *, client: redis.Redis | None = None) -> Star
             Route("/static/highlight.css", stylesheet),
             Mount("/static", app=static, name="static"),
             Route("/healthz", healthz),
-        ]
+            Route("/livez", livez),
+        ],
+        exception_handlers={redis.RedisError: redis_down},
     )
     app.state.page = page
     app.add_middleware(SecurityHeaders)
