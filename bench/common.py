@@ -177,8 +177,9 @@ def messages_api_process(latency_s: float) -> Iterator[tuple[subprocess.Popen[st
     """The Messages API double in a process of its own, and its base URL.
 
     Its own process, so that the server shares no GIL with the callers it serves; stopped
-    with SIGINT, as a person at a terminal stops it (the process's exit code tells whether
-    that is a clean stop).
+    with SIGTERM (a SIGINT would be ignored by a server started with it ignored, as
+    ``nohup`` and some CI runners start commands), and killed if it does not stop in 10 s;
+    the process's exit code tells whether the stop was clean.
     """
     proc = subprocess.Popen(
         [
@@ -200,10 +201,25 @@ def messages_api_process(latency_s: float) -> Iterator[tuple[subprocess.Popen[st
             raise RuntimeError(f"server did not start: {line!r}")
         yield proc, line.split()[-1]
     finally:
-        proc.send_signal(signal.SIGINT)
-        proc.wait(timeout=10)
+        stop_process(proc, grace_s=10)
         if proc.stdout is not None:
             proc.stdout.close()
+
+
+def stop_process(proc: subprocess.Popen[Any], *, grace_s: float) -> None:
+    """SIGTERM, up to ``grace_s`` to exit, then SIGKILL: a process never outlives its caller.
+
+    A process started with ``start_new_session`` is signalled with its whole group.
+    """
+    if proc.poll() is not None:
+        return
+    group = os.getpgid(proc.pid) == proc.pid
+    (os.killpg if group else os.kill)(proc.pid, signal.SIGTERM)
+    try:
+        proc.wait(timeout=grace_s)
+    except subprocess.TimeoutExpired:
+        (os.killpg if group else os.kill)(proc.pid, signal.SIGKILL)
+        proc.wait(timeout=10)
 
 
 def unique(prefix: str) -> str:

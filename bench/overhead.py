@@ -75,7 +75,7 @@ def _workers(
         for proc in procs:
             proc.terminate()
         for proc in procs:
-            proc.wait(timeout=40)
+            common.stop_process(proc, grace_s=40)
 
 
 def bare_workers(url: str, env: dict[str, str]) -> AbstractContextManager[None]:

@@ -175,7 +175,7 @@ def measure(
         for proc in (stage1, router):
             proc.send_signal(signal.SIGTERM)
         for proc in (stage1, router):
-            proc.wait(timeout=60)
+            common.stop_process(proc, grace_s=60)
     rate, bound = count / seconds, concurrency / latency_s
     return {
         "pool": pool,

@@ -12,6 +12,7 @@ import signal
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -36,7 +37,7 @@ def clean_env(**env: str) -> dict[str, str]:
     return {**base, "WINDAGS_JUDGE_BACKEND": "builtin", "COLUMNS": "200", **env}
 
 
-def stop(process: subprocess.Popen[str], grace_s: float = STOP_GRACE_S) -> None:
+def stop(process: subprocess.Popen[Any], grace_s: float = STOP_GRACE_S) -> None:
     """SIGTERM, a bounded wait, then SIGKILL: whatever signals the process inherited."""
     if process.poll() is None:
         process.send_signal(signal.SIGTERM)

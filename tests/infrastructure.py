@@ -13,6 +13,7 @@ from typing import Any
 import pytest
 import redis
 
+from tests.redis_leases import LEASES, NoFreeDatabaseError
 from workers.local.redis_server import redis_answers
 
 #: Time limits for test fleets: faults recover in seconds, not the production minutes.
@@ -55,6 +56,19 @@ def require_redis(url: str) -> str:
     return url
 
 
+def leased_database(url: str) -> str:
+    """A database of ``url``'s server that this run holds, emptied (``tests/redis_leases.py``).
+
+    ``url``'s own database unless another run of the suite holds it: two runs on one
+    machine never empty or read each other's.
+    """
+    try:
+        return LEASES.database(require_redis(url))
+    except NoFreeDatabaseError as exc:
+        unavailable(str(exc))
+        raise
+
+
 def require_redis_server() -> None:
     """Return only when ``redis-server`` can be started (private Redis for fault tests)."""
     if shutil.which("redis-server") is None:
@@ -62,22 +76,22 @@ def require_redis_server() -> None:
 
 
 def shared_database(url: str) -> tuple[Any, Any]:
-    """Session fixtures of one shared Redis database: its URL, and a client of it.
+    """Session fixtures of one Redis database this run holds: its URL, and a client of it.
 
     A test package binds them to the names its tests ask for, e.g.
     ``redis_url, redis_db = shared_database(REDIS_URL)`` in its conftest (pytest names a
-    fixture after the attribute that holds it). The client's database is emptied once per
-    session: what an earlier run left behind cannot pass for this run's results.
+    fixture after the attribute that holds it). ``url`` names the server and the database
+    preferred; the run leases it, or another when a second run holds it
+    (``leased_database``), emptied: what an earlier run left cannot pass for this one's.
     """
 
     @pytest.fixture(scope="session")
     def database_url() -> str:
-        return require_redis(url)
+        return leased_database(url)
 
     @pytest.fixture(scope="session")
     def database() -> Iterator[redis.Redis]:
-        client = redis.Redis.from_url(require_redis(url))
-        client.flushdb()
+        client = redis.Redis.from_url(leased_database(url))  # the same lease as database_url
         yield client
         client.close()
 

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 import random
 from collections.abc import Iterator
 from pathlib import Path
@@ -19,13 +18,11 @@ from tests.test_cli_operator import NOTHING_LISTENS, _run
 from workers.human.outcomes import OutcomeStore
 from workers.keys import Keys
 
-TEST_REDIS = os.environ.get("WINDAGS_TEST_REDIS_URL", "redis://127.0.0.1:6379/10")
-
 
 @pytest.fixture
-def deployment() -> Iterator[tuple[redis.Redis, str]]:
+def deployment(cli_redis_url: str) -> Iterator[tuple[redis.Redis, str]]:
     """A client of the test Redis and a fresh key prefix, its keys deleted after."""
-    with scratch_redis("calcli", TEST_REDIS) as found:
+    with scratch_redis("calcli", cli_redis_url) as found:
         yield found
 
 
@@ -56,7 +53,7 @@ def _label(
 
 
 def test_calibration_refits_shows_each_skill_scores_and_draws_the_diagram(
-    deployment: tuple[redis.Redis, str], tmp_path: Path
+    deployment: tuple[redis.Redis, str], tmp_path: Path, cli_redis_url: str
 ) -> None:
     client, prefix = deployment
     store = OutcomeStore(client, Keys(prefix), kept=10_000, ttl_s=600)
@@ -68,7 +65,7 @@ def test_calibration_refits_shows_each_skill_scores_and_draws_the_diagram(
             store.record(label)
     png = tmp_path / "reliability.png"
     done = _run("calibration", "--refit", "--png", str(png),
-                WINDAGS_REDIS_URL=TEST_REDIS, WINDAGS_KEY_PREFIX=prefix)  # fmt: skip
+                WINDAGS_REDIS_URL=cli_redis_url, WINDAGS_KEY_PREFIX=prefix)  # fmt: skip
     assert done.returncode == 0, done.stderr
     out = done.stdout
     assert "model v1-n400: 400 outcomes (evidence map used" in out, out
@@ -87,17 +84,17 @@ def test_calibration_refits_shows_each_skill_scores_and_draws_the_diagram(
     assert "ECE" in out and png.read_bytes()[:4] == b"\x89PNG"
     # Without --refit it shows the stored model, and refits nothing.
     again = _run("calibration", "--png", str(png),
-                 WINDAGS_REDIS_URL=TEST_REDIS, WINDAGS_KEY_PREFIX=prefix)  # fmt: skip
+                 WINDAGS_REDIS_URL=cli_redis_url, WINDAGS_KEY_PREFIX=prefix)  # fmt: skip
     assert again.returncode == 0, again.stderr
     assert "model v1-n400" in again.stdout
 
 
 def test_calibration_on_a_fresh_deployment_says_the_prior_is_used(
-    deployment: tuple[redis.Redis, str], tmp_path: Path
+    deployment: tuple[redis.Redis, str], tmp_path: Path, cli_redis_url: str
 ) -> None:
     _, prefix = deployment
     done = _run("calibration", "--png", str(tmp_path / "c.png"),
-                WINDAGS_REDIS_URL=TEST_REDIS, WINDAGS_KEY_PREFIX=prefix)  # fmt: skip
+                WINDAGS_REDIS_URL=cli_redis_url, WINDAGS_KEY_PREFIX=prefix)  # fmt: skip
     assert done.returncode == 0, done.stderr
     assert "no calibration model: the router uses the seed's prior" in done.stdout
     assert "0 labelled outcomes: too few to score calibration" in done.stdout

@@ -12,6 +12,7 @@ import os
 import shutil
 import subprocess
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -22,7 +23,6 @@ from workers.settings import Settings
 
 ROOT = Path(__file__).resolve().parent.parent
 SAMPLES = ROOT / "workers" / "samples"
-TEST_REDIS = os.environ.get("WINDAGS_TEST_REDIS_URL", "redis://127.0.0.1:6379/12")
 NOTHING_LISTENS = "redis://127.0.0.1:1/0"
 
 
@@ -53,13 +53,10 @@ def _good(**changes: Any) -> dict[str, Any]:
 
 
 @pytest.fixture
-def test_redis() -> redis.Redis:
-    client = redis.Redis.from_url(TEST_REDIS)
-    try:
-        client.ping()
-    except redis.RedisError:
-        pytest.skip(f"no Redis at {TEST_REDIS}")
-    return client
+def test_redis(cli_redis_url: str) -> Iterator[redis.Redis]:
+    client = redis.Redis.from_url(cli_redis_url)
+    yield client
+    client.close()
 
 
 def test_fleet_with_a_configured_redis_that_does_not_answer_fails_in_one_line() -> None:
@@ -92,16 +89,16 @@ def test_submit_of_an_empty_list_is_an_error_not_silence(tmp_path: Path) -> None
 
 
 def test_resubmitting_a_reviewed_request_says_so_instead_of_printing_its_key(
-    tmp_path: Path, test_redis: redis.Redis
+    tmp_path: Path, test_redis: redis.Redis, cli_redis_url: str
 ) -> None:
     request = _good(dag_id=f"resubmit-{os.getpid()}")
     review_key = f"{request['dag_id']}:{request['node_id']}:1"
-    published = Settings(redis_url=TEST_REDIS).keys.published(review_key)
+    published = Settings(redis_url=cli_redis_url).keys.published(review_key)
     path = tmp_path / "r.json"
     path.write_text(json.dumps(request))
     test_redis.set(published, "1-0", ex=60)  # what publish-once leaves behind
     try:
-        done = _run("submit", str(path), WINDAGS_REDIS_URL=TEST_REDIS)
+        done = _run("submit", str(path), WINDAGS_REDIS_URL=cli_redis_url)
     finally:
         test_redis.delete(published)
     assert done.returncode == 0, done.stderr

@@ -1,6 +1,7 @@
 """Every local fleet removes its temporary log folder on exit, unless a worker failed.
 
-Real worker processes against the test Redis database (``WINDAGS_TEST_REDIS_URL``).
+Real worker processes against the run's test Redis database (``cli_redis_url``), and a
+private redis-server.
 """
 
 from __future__ import annotations
@@ -12,38 +13,29 @@ import time
 from pathlib import Path
 
 import pytest
-import redis
 
 from workers.fleet.queues import Queue
 from workers.local.launcher import LocalFleet
 
-TEST_REDIS = os.environ.get("WINDAGS_TEST_REDIS_URL", "redis://127.0.0.1:6379/12")
 SMALL = {Queue.STAGE1: 1, Queue.ROUTER: 1, Queue.STAGE2: 1}
 
 
 @pytest.fixture
 def log_dir(tmp_path: Path) -> Path:
-    client = redis.Redis.from_url(TEST_REDIS)
-    try:
-        client.ping()
-    except redis.RedisError:
-        pytest.skip(f"no Redis at {TEST_REDIS}")
-    finally:
-        client.close()
     return Path(tempfile.mkdtemp(prefix="windags-fleet-", dir=tmp_path))
 
 
-def test_a_fleet_that_ran_cleanly_leaves_no_folder(log_dir: Path) -> None:
-    with LocalFleet(TEST_REDIS, concurrency=dict(SMALL), log_dir=log_dir) as fleet:
+def test_a_fleet_that_ran_cleanly_leaves_no_folder(log_dir: Path, cli_redis_url: str) -> None:
+    with LocalFleet(cli_redis_url, concurrency=dict(SMALL), log_dir=log_dir) as fleet:
         fleet.wait_ready()
         assert (log_dir / "stage1.log").exists()
     assert not log_dir.exists()
 
 
 def test_a_fleet_whose_worker_failed_keeps_its_logs_and_says_where(
-    log_dir: Path, capsys: pytest.CaptureFixture[str]
+    log_dir: Path, capsys: pytest.CaptureFixture[str], cli_redis_url: str
 ) -> None:
-    with LocalFleet(TEST_REDIS, concurrency=dict(SMALL), log_dir=log_dir) as fleet:
+    with LocalFleet(cli_redis_url, concurrency=dict(SMALL), log_dir=log_dir) as fleet:
         fleet.wait_ready()
         os.killpg(fleet.workers[Queue.ROUTER].pid, signal.SIGKILL)  # not via kill_worker
         deadline = time.monotonic() + 20

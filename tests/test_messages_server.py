@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import signal
+import subprocess
+import sys
 import time
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
@@ -209,11 +212,28 @@ def test_cache_control_system_is_written_once_then_read(
     assert not second.cache_creation_input_tokens
 
 
-def test_cli_entry_point_serves_until_interrupted() -> None:
+def test_cli_entry_point_serves_until_stopped_whatever_signals_it_inherited() -> None:
     with messages_api_process(latency_s=0.05) as (proc, base_url):
         assert base_url.startswith("http://127.0.0.1:")
         with anthropic.Anthropic(api_key="test-key", base_url=base_url, max_retries=0) as sdk:
             started = time.monotonic()
             assert ask(sdk).stop_reason == "tool_use"
             assert time.monotonic() - started >= 0.05
-    assert proc.returncode == 0  # stopped by SIGINT, cleanly
+    assert proc.returncode == 0  # stopped by SIGTERM, cleanly (a SIGINT too: next test)
+
+
+def test_the_server_stops_on_sigint_even_when_started_with_it_ignored() -> None:
+    ignored = "import signal, sys, runpy; signal.signal(signal.SIGINT, signal.SIG_IGN); "
+    ignored += "sys.argv[1:] = ['--port', '0']; "
+    ignored += "runpy.run_module('workers.testing.messages_api.server', run_name='__main__')"
+    proc = subprocess.Popen([sys.executable, "-c", ignored], stdout=subprocess.PIPE, text=True)
+    try:
+        assert proc.stdout is not None and proc.stdout.readline().startswith("listening on ")
+        proc.send_signal(signal.SIGINT)
+        assert proc.wait(timeout=30) == 0
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait(timeout=10)
+        assert proc.stdout is not None
+        proc.stdout.close()

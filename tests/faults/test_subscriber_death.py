@@ -108,10 +108,12 @@ def test_a_killed_consumers_pending_entries_are_claimed_and_handled_once(
         start_new_session=True,
     )
     assert doomed.stdout is not None
-    done, held = (int(x) for x in doomed.stdout.readline().split())
-    os.killpg(doomed.pid, signal.SIGKILL)
-    doomed.wait(timeout=10)
-    doomed.stdout.close()
+    try:
+        done, held = (int(x) for x in doomed.stdout.readline().split())
+    finally:  # killed once it has read its share, or when the test fails before
+        os.killpg(doomed.pid, signal.SIGKILL)
+        doomed.wait(timeout=10)
+        doomed.stdout.close()
     pending_at_death = int(faults_db.xpending(stream_key, "runtime")["pending"])
     assert (done, held, pending_at_death) == (HANDLED_BEFORE_DEATH, 60, 60)
 

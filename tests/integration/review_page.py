@@ -18,6 +18,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
+from tests.console_script import stop
 from tests.infrastructure import unavailable
 
 CHROMIUM = "/usr/bin/chromium"
@@ -70,8 +71,7 @@ def review_page(env: dict[str, str], log: Path) -> Iterator[str]:
                 time.sleep(0.2)
         yield base
     finally:
-        process.terminate()
-        process.wait(timeout=20)
+        stop(process)  # SIGTERM, a bounded wait, then SIGKILL
 
 
 def chromium() -> Any:

@@ -15,7 +15,7 @@ import redis
 from schemas.hops import ReviewIdentity, RoutedReview, Stage1Report
 from schemas.judging import JudgeVerdict
 from schemas.result import CeilingStatus, ErrorCode, ReviewError, ReviewResult
-from tests.infrastructure import drop_prefix
+from tests.infrastructure import drop_prefix, leased_database
 from tests.integration.support import sample
 from tests.verdicts import paid_verdict
 from workers.errors import JudgeRetryableError
@@ -34,10 +34,17 @@ def verdict() -> JudgeVerdict:
     return paid_verdict(0.9, model="scripted-sonnet", tokens=(1000, 200), cost_usd=0.01)
 
 
+@pytest.fixture(scope="module")
+def handlers_url(redis_url: str) -> str:
+    """A database of the handlers' own (db 12 preferred), emptied after each test."""
+    return leased_database(redis_url.rsplit("/", 1)[0] + "/12")
+
+
 @pytest.fixture
-def settings(redis_url: str) -> Settings:
-    db_url = redis_url.rsplit("/", 1)[0] + "/12"
-    return Settings(redis_url=db_url, key_prefix=f"h-{uuid.uuid4().hex[:8]}", max_task_tries=3)
+def settings(handlers_url: str) -> Settings:
+    return Settings(
+        redis_url=handlers_url, key_prefix=f"h-{uuid.uuid4().hex[:8]}", max_task_tries=3
+    )
 
 
 @pytest.fixture
@@ -254,8 +261,8 @@ def test_a_stage2_fault_still_counts_as_a_try(deps: Deps) -> None:
 
 
 @pytest.fixture(autouse=True)
-def _clean(redis_url: str) -> Iterator[None]:
+def _clean(handlers_url: str) -> Iterator[None]:
     yield
-    client = redis.Redis.from_url(redis_url.rsplit("/", 1)[0] + "/12")
+    client = redis.Redis.from_url(handlers_url)
     client.flushdb()
     client.close()

@@ -14,9 +14,12 @@ from pathlib import Path
 
 import pytest
 
+from tests.console_script import stop
+from tests.infrastructure import leased_database
 from workers.fleet.app import create_app
 from workers.fleet.lifeline import LAUNCHER_PID_ENV
 from workers.fleet.queues import Queue
+from workers.local.redis_server import free_port
 from workers.settings import Settings
 
 pytestmark = pytest.mark.integration
@@ -42,7 +45,9 @@ def test_the_review_page_line_serves_the_page(redis_url: str, tmp_path: Path) ->
     import urllib.request
 
     argv = procfile_lines()["review-ui"]
-    port = argv[argv.index("--port") + 1]
+    at = argv.index("--port") + 1
+    port = str(free_port())  # the Procfile's own port may be another test run's right now
+    argv = [*argv[:at], port, *argv[at + 1 :]]
     env = {
         **os.environ,
         "WINDAGS_REDIS_URL": redis_url,
@@ -63,14 +68,13 @@ def test_the_review_page_line_serves_the_page(redis_url: str, tmp_path: Path) ->
                 time.sleep(0.2)
         assert status == 200
     finally:
-        process.terminate()
-        process.wait(timeout=20)
+        stop(process)
 
 
 def test_every_procfile_line_starts_a_worker_that_answers_ping(
     redis_url: str, tmp_path: Path
 ) -> None:
-    url = redis_url.rsplit("/", 1)[0] + "/13"
+    url = leased_database(redis_url.rsplit("/", 1)[0] + "/13")  # the Procfile's fixed names
     env = {**os.environ, "WINDAGS_REDIS_URL": url, "WINDAGS_KEY_PREFIX": "procfile-test"}
     env[LAUNCHER_PID_ENV] = str(os.getpid())  # a killed test run leaves no worker behind
     processes = {}
@@ -99,6 +103,10 @@ def test_every_procfile_line_starts_a_worker_that_answers_ping(
         for process in processes.values():
             os.killpg(process.pid, signal.SIGTERM)
         for process in processes.values():
-            process.wait(timeout=60)
+            try:
+                process.wait(timeout=60)
+            except subprocess.TimeoutExpired:  # never outlive the test
+                os.killpg(process.pid, signal.SIGKILL)
+                process.wait(timeout=10)
         app.close()
     assert answered == wanted

@@ -100,7 +100,11 @@ def _stop(*workers: subprocess.Popen[bytes]) -> None:
         with contextlib.suppress(ProcessLookupError):  # already stopped
             os.killpg(worker.pid, signal.SIGTERM)
     for worker in workers:
-        worker.wait(timeout=60)
+        try:
+            worker.wait(timeout=60)
+        except subprocess.TimeoutExpired:  # never outlive the test
+            os.killpg(worker.pid, signal.SIGKILL)
+            worker.wait(timeout=10)
 
 
 def _wait_for_version(

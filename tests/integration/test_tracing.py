@@ -188,6 +188,7 @@ def stage2_metrics_port() -> int:
 @pytest.fixture(scope="module", params=["threads", "prefork", "gevent"])
 def traced_fleet(
     request: pytest.FixtureRequest,
+    tracing_redis_url: str,
     tracing_db: redis.Redis,
     tracing_env: dict[str, str],
     stage2_metrics_port: int,
@@ -200,7 +201,7 @@ def traced_fleet(
     context must stay with its greenlet: a batch's reviews run interleaved.
     """
     running = LocalFleet(
-        TRACING_REDIS_URL,
+        tracing_redis_url,
         # One child per prefork worker: a second would find the metrics port taken.
         concurrency=dict.fromkeys(Queue, 1)
         if request.param == "prefork"
@@ -216,10 +217,10 @@ def traced_fleet(
 
 
 @pytest.fixture(scope="module")
-def client_settings(tracing_env: dict[str, str]) -> Settings:
+def client_settings(tracing_redis_url: str, tracing_env: dict[str, str]) -> Settings:
     """The submitter's settings: same prefix, telemetry set up by the test itself."""
     return Settings(
-        redis_url=TRACING_REDIS_URL,
+        redis_url=tracing_redis_url,
         key_prefix=tracing_env["WINDAGS_KEY_PREFIX"],
         judge_backend="builtin",
     )

@@ -9,6 +9,7 @@ also serves benchmarks (``python -m workers.testing.messages_api.server --latenc
 from __future__ import annotations
 
 import argparse
+import signal
 import socket
 import threading
 from collections import deque
@@ -126,18 +127,23 @@ def running_server(
 
 
 def main(argv: list[str] | None = None) -> None:
-    """Run the server in the foreground until interrupted."""
+    """Run the server in the foreground until SIGINT or SIGTERM; either stops it cleanly.
+
+    Both are handled whatever the process inherited: started in the background (``nohup``,
+    some CI runners), it would ignore SIGINT, and SIGTERM would kill it mid-request.
+    """
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
     parser.add_argument("--host", default="127.0.0.1")
     parser.add_argument("--port", type=int, default=8765, help="0 picks a free port")
     parser.add_argument("--latency-ms", type=float, default=0.0)
     parser.add_argument("--api-key", default=DEFAULT_API_KEY)
     args = parser.parse_args(argv)
+    stopped = threading.Event()
+    for signum in (signal.SIGINT, signal.SIGTERM):
+        signal.signal(signum, lambda *_: stopped.set())
     with running_server(args.api_key, args.latency_ms / 1000, args.host, args.port) as handle:
         print(f"listening on {handle.base_url}", flush=True)
-        try:
-            threading.Event().wait()
-        except KeyboardInterrupt:
+        while not stopped.wait(0.2):
             pass
 
 
@@ -145,14 +151,13 @@ if __name__ == "__main__":
     main()
 
 
-__all__ = ["DEFAULT_API_KEY", "Exchange", "Reply", "ReplyKind", "ServerHandle", "running_server"]
-
-
 __all__ = [
     "DEFAULT_API_KEY",
+    "Exchange",
     "MessagesHandler",
     "MessagesServer",
     "Reply",
+    "ReplyKind",
     "ServerHandle",
     "running_server",
 ]
