@@ -1,23 +1,16 @@
 """The demo as a newcomer meets it: readable tables, a summary, nothing left behind.
 
-The unit tests render real reviews (the built-in judge, in process); the end-to-end test
-runs ``windags-eval demo`` as a user does, against its own Redis database, with its own
-temporary folder so that a leftover fleet folder shows.
+The tests here render real reviews (the built-in judge, in process); the end-to-end runs
+of ``windags-eval demo`` are in ``tests/test_demo_run.py``.
 """
 
 from __future__ import annotations
 
 import io
-import json
-import os
-import shutil
-import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
 import pytest
-import redis
 from rich.console import Console
 
 from schemas.decisions import Decision
@@ -32,7 +25,6 @@ from workers.review import Reviewer
 from workers.settings import JudgeBackend, Settings
 
 ROOT = Path(__file__).resolve().parent.parent
-TEST_REDIS = os.environ.get("WINDAGS_TEST_REDIS_URL", "redis://127.0.0.1:6379/12")
 
 
 def _text(*renderables: Any) -> str:
@@ -148,47 +140,3 @@ def test_watch_shows_a_persons_verdict_and_the_decision_recomputed_with_it(
     assert "human verdict" in rows[0] and "send_back by dana: [red]fine" in rows[0]
     assert "iterate" in rows[1] and "after send_back by dana" in rows[1]
     assert "[red]fine[/red]" in rows[2]  # the error's text, shown as typed, not as markup
-
-
-def test_the_demo_leaves_no_folder_and_its_stream_expires_under_its_own_prefix(
-    tmp_path: Path,
-) -> None:
-    client = redis.Redis.from_url(TEST_REDIS)
-    try:
-        client.ping()
-    except redis.RedisError:
-        pytest.skip(f"no Redis at {TEST_REDIS}")
-    script = shutil.which("windags-eval", path=str(Path(sys.executable).parent))
-    assert script is not None, "the windags-eval console script is not installed"
-    env = {k: v for k, v in os.environ.items() if "WINDAGS" not in k and "ANTHROPIC" not in k}
-    env.update(
-        WINDAGS_REDIS_URL=TEST_REDIS,
-        WINDAGS_JUDGE_BACKEND="builtin",
-        TMPDIR=str(tmp_path),
-        COLUMNS="200",
-    )
-    done = subprocess.run(
-        [script, "demo", "--timeout-s", "120"],
-        cwd=ROOT,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=240,
-        check=False,
-    )
-    assert done.returncode == 0, done.stdout + done.stderr
-    assert not list(tmp_path.glob("windags-fleet-*"))
-    dag_id = done.stdout.split("DAG ", 1)[1].split(":", 1)[0]
-    demo_stream = Settings(key_prefix="windags-demo").keys.results(dag_id)
-    assert client.xlen(demo_stream) >= 14
-    assert 0 < client.ttl(demo_stream) <= 3600
-    assert not client.exists(Settings().keys.results(dag_id))
-    nodes = [n["node_id"] for n in json.loads(_sample_text())]
-    positions = [done.stdout.index(f"│ {node} ") for node in nodes]
-    assert positions == sorted(positions)
-    client.delete(demo_stream)
-    client.close()
-
-
-def _sample_text() -> str:
-    return (ROOT / "workers" / "samples" / "dag" / "migration_dag.json").read_text()

@@ -22,6 +22,7 @@ import redis
 import typer
 
 from workers.errors import BrokerUnavailableError, ConfigurationError
+from workers.local.demo_keys import demo_settings, is_demo
 from workers.settings import Settings, load_settings
 
 #: A command ended by Ctrl-C or SIGTERM exits as a shell reports a SIGINT: 128 + 2.
@@ -35,11 +36,15 @@ def fail(message: str, code: int = 2) -> typer.Exit:
 
 
 def settings_or_exit() -> Settings:
-    """Settings from the environment; a bad value ends the command in one line naming it."""
+    """Settings from the environment; a bad value ends the command in one line naming it.
+
+    Under a demo's key prefix, with the demo's key lifetimes (``workers/local/demo_keys.py``).
+    """
     try:
-        return load_settings()
+        settings = load_settings()
     except ConfigurationError as exc:
         raise fail(f"bad settings: {exc}") from None
+    return demo_settings(settings) if is_demo(settings) else settings
 
 
 def read_input(path: str) -> bytes:

@@ -15,6 +15,7 @@ from schemas.result import ReviewError, ReviewResult
 from workers.client import ReviewClient
 from workers.errors import FleetError
 from workers.evaluate.human import needs_human
+from workers.local.demo_keys import DEMO_TTL_S, demo_env, demo_settings
 from workers.local.demo_report import in_dag_order, print_report
 from workers.local.launcher import LocalFleet
 from workers.local.review_page import serve, with_demo_token
@@ -27,15 +28,6 @@ def sample_dag(dag_id: str) -> list[dict[str, Any]]:
     text = resources.files("workers.samples").joinpath("dag/migration_dag.json").read_text()
     nodes: list[dict[str, Any]] = json.loads(text)
     return [{**node, "dag_id": dag_id} for node in nodes]
-
-
-#: How long the demo's results stay in Redis after the run (its own key prefix).
-DEMO_TTL_S = 3600
-
-
-def demo_settings(settings: Settings) -> Settings:
-    """The demo's settings: its own key prefix, so it never mixes with real reviews."""
-    return settings.model_copy(update={"key_prefix": f"{settings.key_prefix}-demo"})
 
 
 def run_demo(
@@ -56,9 +48,8 @@ def run_demo(
     dag_id = f"demo-{int(time.time())}"
     nodes = sample_dag(dag_id)
     settings = demo_settings(settings)
-    prefix = {"WINDAGS_KEY_PREFIX": settings.key_prefix}
     with LocalFleet(
-        settings.redis_url, extra_env=prefix, start_private_redis=private_redis
+        settings.redis_url, extra_env=demo_env(settings), start_private_redis=private_redis
     ) as fleet:
         if fleet.private is not None:
             console.print(f"[dim]no Redis at {settings.redis_url}; started a private one[/dim]")
@@ -83,7 +74,7 @@ def run_demo(
             )
         try:
             if ui_port is None:
-                _how_to_review(console, waiting)
+                _how_to_review(console, settings, entries, private=fleet.private is not None)
             else:
                 _serve_page(live, console, dag_id, waiting, ui_port)
         finally:
@@ -105,13 +96,37 @@ def expire_run(settings: Settings, dag_id: str) -> None:
         client.close()
 
 
-def _how_to_review(console: Console, waiting: int) -> None:
-    if waiting:
-        console.print(
-            f"{waiting} node(s) wait for a person. To review them in a browser, run "
-            "[bold]windags-eval demo --ui[/bold]: it keeps the fleet and the review page "
-            "running, prints the page's address and a sign-in token, and stops on Ctrl-C."
-        )
+def _how_to_review(
+    console: Console,
+    settings: Settings,
+    entries: list[ReviewResult | ReviewError],
+    *,
+    private: bool,
+) -> None:
+    """The commands that decide the waiting nodes, with the demo's key prefix filled in."""
+    waiting = [e for e in entries if isinstance(e, ReviewResult) and needs_human(e)]
+    if not waiting:
+        return
+    lines = [f"{len(waiting)} node(s) wait for a person."]
+    browser = (
+        "run [bold]windags-eval demo --ui[/bold]: it keeps the fleet and the review page "
+        "running, prints the page's address and a sign-in token, and stops on Ctrl-C."
+    )
+    if private:  # the private Redis went away with the fleet: only --ui can show them
+        lines.append(f"The private Redis goes away with the demo; to review them, {browser}")
+    else:
+        first = waiting[0]
+        env = f"WINDAGS_KEY_PREFIX={settings.key_prefix}"
+        lines += [
+            "Decide one from this shell (--accept, --reject, or --send-back --feedback TEXT):",
+            f"  [bold]{env} windags-eval verdict {first.dag_id} {first.node_id} "
+            f"{first.attempt} --accept[/bold]",
+            "or review them in a browser (a token of 16+ characters of your choosing):",
+            f"  [bold]{env} WINDAGS_REVIEW_UI_TOKEN=<token> windags-eval review-ui[/bold]",
+            f"or {browser}",
+        ]
+    for line in lines:
+        console.print(line, soft_wrap=True)
 
 
 def _serve_page(settings: Settings, console: Console, dag_id: str, waiting: int, port: int) -> None:

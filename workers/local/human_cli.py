@@ -108,7 +108,7 @@ def verdict(
 def _demo_hint(settings: Settings, review_key: str) -> str:
     """Where the attempt waits when the demo's key prefix has it (``windags-eval demo``)."""
     from workers.connections import redis_client
-    from workers.local.demo import demo_settings
+    from workers.local.demo_keys import demo_settings
 
     demo = demo_settings(settings)
     client = redis_client(demo, max_connections=1)

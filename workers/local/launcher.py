@@ -34,6 +34,7 @@ from workers.local.commands import (
     worker_command,
 )
 from workers.local.redis_server import PrivateRedis, redis_answers
+from workers.local.shield import interrupts_deferred
 from workers.local.supervisor import BAD_SETTINGS_EXIT, Backoff, Restart, Supervisor
 
 # Importers of the launcher find the command line here too.
@@ -69,11 +70,12 @@ class LocalFleet:
     def __enter__(self) -> LocalFleet:
         try:
             self._find_redis()
-        except BaseException:
-            shutil.rmtree(self.log_dir, ignore_errors=True)
+            for queue in Queue:
+                self.start_worker(queue)
+        except BaseException:  # a Ctrl-C too: what started is stopped, the folder removed
+            with interrupts_deferred():
+                self.stop()
             raise
-        for queue in Queue:
-            self.start_worker(queue)
         if self.supervise:
             self.supervisor = Supervisor(
                 processes=lambda: dict(self.workers),
@@ -91,7 +93,8 @@ class LocalFleet:
         exc: BaseException | None,
         tb: TracebackType | None,
     ) -> None:
-        self.stop()
+        with interrupts_deferred():  # a Ctrl-C now waits until every process is stopped
+            self.stop()
 
     def _find_redis(self) -> None:
         if redis_answers(self.redis_url):

@@ -22,7 +22,8 @@ def watch(
     """
     from workers.connections import redis_client
     from workers.local.console import watch_header, watch_row
-    from workers.local.demo import demo_settings, wide_console
+    from workers.local.demo import wide_console
+    from workers.local.demo_keys import demo_settings
     from workers.results.stream import read_after
 
     settings = settings_or_exit()
