@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import sys
 import threading
@@ -23,6 +24,7 @@ from workers.client import ReviewClient
 from workers.errors import BrokerUnavailableError
 from workers.local.launcher import LocalFleet
 from workers.local.redis_server import PrivateRedis
+from workers.local.submit import check_bound_s
 from workers.settings import Settings
 
 pytestmark = [pytest.mark.integration, pytest.mark.slow]
@@ -32,6 +34,19 @@ GOOD: dict[str, Any] = json.loads((ROOT / "workers" / "samples" / "good_python.j
 TIMEOUTS = {"WINDAGS_REDIS_SOCKET_TIMEOUT_S": "2", "WINDAGS_REDIS_CONNECT_TIMEOUT_S": "1"}
 #: Python, celery and the settings load before the CLI's own bounded wait starts.
 CLI_STARTUP_S = 15.0
+WAITED = re.compile(r"\(gave up after ([\d.]+) s; bound (\d+) s\)$")
+
+
+def test_the_readme_states_the_cli_bound_the_defaults_give() -> None:
+    """The README's figure is the bound ``submit`` computes with the default timeouts."""
+    defaults = Settings()
+    client = ReviewClient(defaults)
+    try:
+        bound_s = check_bound_s(defaults) + client.submit_bound_s
+    finally:
+        client.close()
+    readme = (ROOT / "README.md").read_text()
+    assert f"within {bound_s:.0f} s with the defaults" in " ".join(readme.split())
 
 
 @pytest.fixture(scope="module")
@@ -105,7 +120,12 @@ def test_submit_fails_within_its_bound_and_everything_recovers_after_sigcont(
     assert cli.returncode == 1, cli.stderr
     lines = cli.stderr.strip().splitlines()
     assert len(lines) == 1 and "unavailable" in lines[0], cli.stderr
-    assert cli_s < client.submit_bound_s + CLI_STARTUP_S
+    waited = WAITED.search(lines[0])
+    assert waited, lines[0]  # the CLI says how long it waited, and its bound
+    cli_bound_s = check_bound_s(settings) + client.submit_bound_s
+    assert float(waited.group(2)) == pytest.approx(cli_bound_s, abs=0.5)
+    assert float(waited.group(1)) <= cli_bound_s
+    assert cli_s < cli_bound_s + CLI_STARTUP_S
     assert watcher_alive_in_outage
     # After SIGCONT: the workers review, the subscriber sees it.
     client.submit(_body(dag, "after"))
@@ -117,4 +137,7 @@ def test_submit_fails_within_its_bound_and_everything_recovers_after_sigcont(
     assert all(p.poll() is None for p in fleet.workers.values())
     assert fleet.supervisor is not None and sum(fleet.supervisor.restarts.values()) == 0
     fleet.wait_ready(timeout_s=30)
+    client.submit(_body(dag, "last"))  # the watcher returns on its next delivery
+    watcher.join(timeout=60)
+    assert not watcher.is_alive()  # no thread left polling a Redis that goes away
     client.close()
