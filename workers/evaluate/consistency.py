@@ -14,6 +14,7 @@ from workers.evaluate.consistency_sql import sql_contradictions
 from workers.evaluate.filler import prose_text
 from workers.evaluate.findings import Finding, finding, sentences
 from workers.evaluate.parsed import ParseFailure, json_document, python_tree
+from workers.evaluate.self_consistency import self_contradictions
 
 _C = Dimension.CONSISTENCY
 _NEGATIONS = re.compile(
@@ -47,7 +48,11 @@ _REDEFINING_DECORATORS = {"setter", "getter", "deleter", "overload", "register"}
 
 
 def check_consistency(output: NodeOutput) -> list[Finding]:
-    """Contradicting sentences, conflicting quantities, counts that disagree with lists."""
+    """Contradicting sentences, conflicting quantities, counts that disagree with lists.
+
+    In prose, also opposite statements about one subject, universal claims a count
+    denies and counts the listed items deny (``self_consistency``).
+    """
     if output.kind in (OutputKind.TEXT, OutputKind.MARKDOWN):
         return _prose(output.content)
     if output.kind is OutputKind.JSON:
@@ -93,6 +98,8 @@ def _prose(content: str) -> list[Finding]:
                 )
             )
     found.extend(_quantities(content))
+    known = {f.issue.code for f in found}
+    found.extend(f for f in self_contradictions(content) if f.issue.code not in known)
     return found[:6]
 
 

@@ -1,16 +1,16 @@
 """The Floor for SQL that parses: what a database would refuse before running it.
 
-Duplicate table aliases in one FROM/JOIN scope and GROUP BY / ORDER BY ordinals past the
-select list are errors in every dialect. With a catalog in the contract, sqlglot's own
-optimizer (``qualify`` with ``validate_qualify_columns``) resolves every column: unknown
-tables and columns and ambiguous unqualified columns are refused here, as the database
-would refuse them, instead of being found by the node downstream.
+Duplicate names in one SELECT (two sources, or two aliased columns: ``sql_aliases``) and
+GROUP BY / ORDER BY ordinals past the select list are errors. With a catalog in the
+contract, sqlglot's own optimizer (``qualify`` with ``validate_qualify_columns``)
+resolves every column: unknown tables and columns and ambiguous unqualified columns are
+refused here, as the database would refuse them, instead of being found by the node
+downstream.
 """
 
 from __future__ import annotations
 
 import re
-from collections import Counter
 
 from sqlglot import exp
 from sqlglot.errors import SqlglotError
@@ -18,6 +18,7 @@ from sqlglot.optimizer.qualify import qualify
 from sqlglot.schema import MappingSchema
 
 from schemas.stages import Violation, ViolationCode
+from workers.evaluate.sql_aliases import duplicate_aliases
 
 #: A catalog as the contract carries it: table -> column -> type.
 Catalog = dict[str, dict[str, str]]
@@ -30,38 +31,13 @@ def sql_violations(statements: tuple[exp.Expr, ...], catalog: Catalog | None) ->
     found: list[Violation] = []
     for statement in statements:
         for select in statement.find_all(exp.Select):
-            found.extend(_duplicate_aliases(select))
+            found.extend(duplicate_aliases(select))
             found.extend(_ordinals(select))
         for union in statement.find_all(exp.SetOperation):
             found.extend(_set_ordinals(union))
     if catalog is not None:
         found.extend(_catalog_violations(statements, catalog))
     return found[:20]
-
-
-def _duplicate_aliases(select: exp.Select) -> list[Violation]:
-    sources = [select.args["from_"].this] if select.args.get("from_") else []
-    sources.extend(join.this for join in select.args.get("joins") or ())
-    names = Counter(_source_name(s) for s in sources)
-    return [
-        Violation(
-            code=ViolationCode.DUPLICATE_ALIAS,
-            message=f"{name!r} names {count} sources in one FROM clause; each needs its own alias",
-            field=name,
-        )
-        for name, count in names.items()
-        if name and count > 1
-    ]
-
-
-def _source_name(source: exp.Expr) -> str:
-    """The name a FROM or JOIN source is known by in its scope ('' when it has none)."""
-    if isinstance(source, exp.Table) and not source.alias:
-        return source.name.casefold()
-    alias = source.args.get("alias")
-    if isinstance(alias, exp.TableAlias) and alias.this is not None:
-        return alias.name if alias.this.args.get("quoted") else alias.name.casefold()
-    return ""
 
 
 def _ordinals(select: exp.Select) -> list[Violation]:
