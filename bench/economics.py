@@ -430,7 +430,7 @@ def run(
             "net_usd_min": 0.0,
             "escalation_rate": [0.15, 0.20],
         },
-        "plot": str(png),
+        "plot": png.name,  # beside the results file: no machine's absolute path in it
     }
     path = common.write_results("economics", figures, out_dir)
     print(f"wrote {path} and {png}")

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import pytest
@@ -11,6 +12,7 @@ from bench import corpus, economics, latency, overhead, recall, stage1_io
 from bench.common import CORPUS_PATH
 from tests.infrastructure import require_redis_server
 
+ROOT = Path(__file__).resolve().parent.parent
 #: Every defect class the generator declares, and nothing else.
 CLASSES = set(corpus.DEFECT_CLASSES)
 
@@ -58,6 +60,17 @@ def test_economics_compares_four_policies_and_plots(tmp_path: Path) -> None:
         assert {"stage2_spend_usd", "escalation_rate", "defects_caught"} <= set(figures)
     assert policies["never"]["stage2_spend_usd"] == 0
     assert (tmp_path / "economics.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    assert data["plot"] == "economics.png"  # beside the results, never this machine's path
+
+
+def test_no_results_file_names_a_path_of_the_machine_that_wrote_it() -> None:
+    machine_paths = re.compile(r'"(/(home|root|tmp|work|Users|var)/[^"]*)"')
+    found = {
+        path.name: hit.group(1)
+        for path in sorted((ROOT / "bench" / "results").glob("*.json"))
+        if (hit := machine_paths.search(path.read_text()))
+    }
+    assert found == {}
 
 
 @pytest.mark.integration

@@ -4,6 +4,9 @@ from __future__ import annotations
 
 import json
 import random
+import re
+from collections.abc import Iterator
+from typing import Any
 
 import pytest
 
@@ -269,8 +272,62 @@ def _numbers_outside_quality(result: ReviewResult) -> set[str]:
     return {k for k, v in wire.items() if isinstance(v, int | float) and not isinstance(v, bool)}
 
 
+#: The names a number summing up quality would carry, at any depth of the result.
+_SUMMARY_NAME = re.compile(r"score|overall|quality|mean|average|aggregate|composite|total")
+#: The numbers so named that the result does carry, and why none collapses the vector.
+_NAMED_NUMBERS = {
+    "basis.score": "the weakest scored dimension's value; basis.dimension names it",
+    "feedback.overall_score": "dag-quality.md's field: the basis score again",
+    "confidence.score": "the external signals' weighted average (DESIGN 2), not the vector",
+    "convergence.scores.*": "one basis score per attempt",
+    "envelope.quality_margin": "the basis score's distance to the threshold (near misses)",
+}
+
+
+def _numbers(value: Any, path: str = "") -> Iterator[tuple[str, float]]:
+    """Every number in a result's JSON with its dotted path (list items as ``*``)."""
+    if isinstance(value, dict):
+        for key, item in value.items():
+            yield from _numbers(item, f"{path}.{key}" if path else key)
+    elif isinstance(value, list):
+        for item in value:
+            yield from _numbers(item, f"{path}.*")
+    elif isinstance(value, int | float) and not isinstance(value, bool):
+        yield path, value
+
+
+def _summaries(result: ReviewResult) -> dict[str, float]:
+    """The numbers named like a summary of quality, anywhere in ``result``."""
+    found = _numbers(json.loads(result.model_dump_json()))
+    return {p: v for p, v in found if _SUMMARY_NAME.search(p.replace(".*", "").split(".")[-1])}
+
+
 def test_quality_vector_collapse_no_scalar_anywhere_in_the_result() -> None:
-    result = review(request(flags={"irreversible": True}), BuiltinJudge(), stage2_price=PRICE)
+    results = [
+        review(request(flags={"irreversible": True}), BuiltinJudge(), stage2_price=PRICE),
+        review(
+            request(output={"kind": "python", "content": "def f(:\n"}),
+            BuiltinJudge(),
+            stage2_price=PRICE,
+        ),
+        review(
+            request(signals={"peer": 0.9, "downstream": 0.2}), BuiltinJudge(), stage2_price=PRICE
+        ),
+    ]
+    assert results[0].stage2 is not None and results[1].feedback is not None
+    for result in results:
+        summaries = _summaries(result)
+        assert set(summaries) <= set(_NAMED_NUMBERS), set(summaries) - set(_NAMED_NUMBERS)
+        basis = result.basis
+        if basis.dimension != "confidence":
+            named = result.quality.get(Dimension(basis.dimension)).value
+            assert summaries["basis.score"] == pytest.approx(named)
+        if "feedback.overall_score" in summaries:
+            assert summaries["feedback.overall_score"] == pytest.approx(basis.score)
+    assert {"basis.score", "feedback.overall_score", "confidence.score"} <= {
+        path for result in results for path in _summaries(result)
+    }  # the walk reaches nested numbers: it would see a nested collapse too
+    result = results[0]
     assert _numbers_outside_quality(result) == {"schema_version", "attempt"}
     assert set(json.loads(result.quality.model_dump_json())) == {d.value for d in Dimension}
     with pytest.raises(TypeError):

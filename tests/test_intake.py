@@ -11,13 +11,14 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from schemas.request import ReviewRequest
 from workers.client import ReviewClient
 from workers.errors import InvalidRequest
 from workers.intake import (
+    MAX_INT_BITS,
     MAX_NESTING,
     OversizedRequest,
     check_json_value,
@@ -199,13 +200,68 @@ def test_decode_request_and_load_json_only_ever_refuse_with_invalid_request(
             assert refusal.reason
 
 
+def _writable(value: Any, depth: int = 0) -> bool:
+    """Whether JSON writes ``value`` as itself, within the intake's limits: the oracle.
+
+    Written apart from ``check_json_value`` (recursive, by type): JSON's types only, text
+    that is valid Unicode (keys too), finite numbers, integers of at most MAX_INT_BITS, at
+    most MAX_NESTING levels.
+    """
+    if depth > MAX_NESTING:
+        return False
+    if value is None or isinstance(value, bool):
+        return True
+    if isinstance(value, int):
+        return value.bit_length() <= MAX_INT_BITS
+    if isinstance(value, float):
+        return math.isfinite(value)
+    if isinstance(value, str):
+        return all(not 0xD800 <= ord(char) <= 0xDFFF for char in value)
+    if isinstance(value, list | tuple):
+        return all(_writable(item, depth + 1) for item in value)
+    if isinstance(value, dict):
+        return all(
+            isinstance(key, str) and _writable(key) and _writable(item, depth + 1)
+            for key, item in value.items()
+        )
+    return False
+
+
+def _as_json(value: Any) -> Any:
+    """``value`` as JSON reads it back: tuples are lists."""
+    if isinstance(value, list | tuple):
+        return [_as_json(item) for item in value]
+    if isinstance(value, dict):
+        return {key: _as_json(item) for key, item in value.items()}
+    return value
+
+
 @_ANY
 @given(_value)
+@example({"\udfff": 1})  # a key that is not valid Unicode: JSON would write it escaped
+@example({"ok": [None, 1.5, 2**MAX_INT_BITS - 1]})
 def test_check_json_value_accepts_exactly_what_json_can_write(value: Any) -> None:
     try:
         check_json_value(value, max_values=100_000)
     except InvalidRequest:
-        return
-    # Accepted: the standard library writes it, and reads back what it wrote.
-    text = json.dumps(value, allow_nan=False)
-    assert json.loads(text) is not None or text == "null"
+        accepted = False
+    else:
+        accepted = True
+    assert accepted == _writable(value), value
+    if accepted:  # the standard library writes it, and reads back what it was given
+        assert json.loads(json.dumps(value, allow_nan=False)) == _as_json(value)
+
+
+def test_the_oracle_tells_what_json_cannot_write() -> None:
+    assert _writable({"a": [1, 2.5, None, True, "é"]}) and _writable(_nested(MAX_NESTING))
+    bad = [
+        math.nan,
+        2**2000,
+        "\ud800",
+        {"\udfff": 1},
+        {1: "x"},
+        b"x",
+        {1},
+        _nested(MAX_NESTING + 1),
+    ]
+    assert not any(_writable(value) for value in bad)

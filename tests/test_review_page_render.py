@@ -107,6 +107,18 @@ def test_an_upstream_header_names_the_reviewer_when_configured() -> None:
     assert auth.reviewer(request_with({})) is None
 
 
+def test_an_identity_header_is_ignored_unless_configured() -> None:
+    """With a token, a client's own X-Forwarded-User (or any header) names nobody."""
+    auth = Auth.from_settings(Settings(review_ui_token="t" * 20))
+    for header in ("X-Forwarded-User", "X-Remote-User", "Remote-User", "X-Auth-Request-User"):
+        assert auth.reviewer(request_with({}, {header: "mallory"})) is None, header
+    session = session_of(auth, "alice")
+    spoofed = request_with({SESSION_COOKIE: session}, {"X-Forwarded-User": "mallory"})
+    assert auth.reviewer(spoofed) == "alice"  # the signed session, never the header
+    proxied = Auth.from_settings(Settings(review_ui_auth_header="X-Forwarded-User"))
+    assert proxied.reviewer(request_with({}, {"X-Remote-User": "mallory"})) is None
+
+
 def test_the_page_never_starts_open_to_everyone() -> None:
     with pytest.raises(ConfigurationError, match="WINDAGS_REVIEW_UI_TOKEN"):
         Auth.from_settings(Settings())

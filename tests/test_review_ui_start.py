@@ -54,7 +54,8 @@ def review_ui(**env: str) -> Iterator[tuple[str, str]]:
     try:
         line = _first_line(process)
         found = ADDRESS.search(line)
-        assert found, line + (process.stderr.read() if process.poll() is not None else "")
+        exited = process.poll() is not None and process.stderr is not None
+        assert found, line + (process.stderr.read() if exited and process.stderr else "")
         yield found.group(1), found.group(2)
     finally:
         stop(process)
@@ -78,6 +79,23 @@ def test_it_prints_its_address_and_how_to_sign_in_with_a_token() -> None:
         assert "WINDAGS_REVIEW_UI_TOKEN" in how and "name" in how
         assert TOKEN not in how  # an operator's secret is never echoed
         assert _get(f"{url}livez") == (200, "ok")
+
+
+def test_with_a_token_a_client_sent_identity_header_signs_nobody_in() -> None:
+    with review_ui(WINDAGS_REVIEW_UI_TOKEN=TOKEN, WINDAGS_REDIS_URL=NOTHING_LISTENS) as (url, _):
+        no_redirects = urllib.request.build_opener(_NoRedirect)
+        request = urllib.request.Request(url, headers={"X-Forwarded-User": "mallory"})
+        try:
+            no_redirects.open(request, timeout=10)
+            pytest.fail("the queue page opened for a header nobody configured")
+        except urllib.error.HTTPError as refused:
+            with refused:
+                assert (refused.code, refused.headers["location"]) == (303, "/login")
+
+
+class _NoRedirect(urllib.request.HTTPRedirectHandler):
+    def redirect_request(self, *args: object, **kwargs: object) -> None:
+        return None
 
 
 def test_behind_a_proxy_it_names_the_header_the_proxy_sets() -> None:

@@ -115,6 +115,8 @@ def check_json_value(obj: Any, *, max_values: int, at: tuple[str, ...] = ()) -> 
             for key, item in reversed(value.items()):
                 if not isinstance(key, str):
                     raise InvalidRequest(_field(path), f"key {key!r} is not a string")
+                if problem := _leaf_problem(key):  # a key is text too: valid Unicode only
+                    raise InvalidRequest(_field(path), f"a key: {problem}")
                 stack.append((item, (*path, key)))
         elif isinstance(value, list | tuple):
             stack.extend((item, (*path, str(i))) for i, item in reversed(list(enumerate(value))))

@@ -6,6 +6,7 @@ import json
 import math
 import time
 from collections import Counter
+from collections.abc import Iterator
 from typing import Any
 
 import pytest
@@ -24,7 +25,6 @@ from workers.results.stream import read_all
 
 MAX_BYTES = 200_000
 MAX_CHARS = 50_000
-FUZZ_STATS: Counter[str] = Counter()
 
 # --- strategies -----------------------------------------------------------------------
 
@@ -164,21 +164,21 @@ _raw_bytes = st.one_of(
 )
 
 
-def _check(raw: str | bytes) -> None:
+def _check(raw: str | bytes, stats: Counter[str]) -> None:
     try:
         request = decode_request(raw, max_request_bytes=MAX_BYTES, max_output_chars=MAX_CHARS)
     except OversizedRequest:
-        FUZZ_STATS["oversized"] += 1
+        stats["oversized"] += 1
     except InvalidRequest as exc:
-        FUZZ_STATS["invalid"] += 1
+        stats["invalid"] += 1
         assert exc.reason, "a refusal must say what was wrong"
         if not exc.field:
             # Only failures before schema validation may have no field.
             assert any(w in exc.reason for w in ("UTF-8", "nesting", "bytes")), exc.reason
         else:
-            FUZZ_STATS["invalid_with_field"] += 1
+            stats["invalid_with_field"] += 1
     else:
-        FUZZ_STATS["valid"] += 1
+        stats["valid"] += 1
         assert isinstance(request, ReviewRequest)
         again = ReviewRequest.model_validate_json(request.model_dump_json(by_alias=True))
         assert again == request
@@ -193,24 +193,45 @@ _FUZZ = settings(
 )
 
 
+@pytest.fixture(scope="module")
+def fuzz_stats() -> Iterator[Counter[str]]:
+    """What the module's fuzz tests covered, recorded once both have run."""
+    stats: Counter[str] = Counter()
+    yield stats
+    total = sum(v for k, v in stats.items() if k != "invalid_with_field")
+    record("fuzz_decode_request", {"cases": total, **dict(stats)})
+
+
 @_FUZZ
 @given(_raw_texts)
-def test_decode_request_on_fuzzed_text_only_refuses_with_invalid_request(raw: str) -> None:
-    _check(raw)
+def _fuzz_texts(stats: Counter[str], raw: str) -> None:
+    _check(raw, stats)
 
 
 @settings(_FUZZ, max_examples=800)
 @given(_raw_bytes)
-def test_decode_request_on_fuzzed_bytes_only_refuses_with_invalid_request(raw: bytes) -> None:
-    _check(raw)
+def _fuzz_bytes(stats: Counter[str], raw: bytes) -> None:
+    _check(raw, stats)
 
 
-def test_fuzz_figures() -> None:
-    """Runs after the two fuzz tests in this module: record what they covered."""
-    total = sum(v for k, v in FUZZ_STATS.items() if k != "invalid_with_field")
-    record("fuzz_decode_request", {"cases": total, **dict(FUZZ_STATS)})
-    if total:
-        assert FUZZ_STATS["invalid"] > 0
+def test_decode_request_on_fuzzed_text_only_refuses_with_invalid_request(
+    fuzz_stats: Counter[str],
+) -> None:
+    seen: Counter[str] = Counter()
+    _fuzz_texts(seen)
+    fuzz_stats.update(seen)
+    # Both sides were reached: refusals were checked, and so were valid round trips.
+    assert seen["invalid_with_field"] > 0 and seen["valid"] > 0, seen
+
+
+def test_decode_request_on_fuzzed_bytes_only_refuses_with_invalid_request(
+    fuzz_stats: Counter[str],
+) -> None:
+    seen: Counter[str] = Counter()
+    _fuzz_bytes(seen)
+    fuzz_stats.update(seen)
+    # Every input here is broken on purpose (not UTF-8): none may pass.
+    assert seen["invalid"] > 0 and seen["valid"] == 0, seen
 
 
 # --- through the real queue ------------------------------------------------------------
