@@ -440,9 +440,19 @@ def run(
 def main(argv: list[str] | None = None) -> None:
     parser = common.command_line(__doc__)
     parser.add_argument("--seeds", type=int, default=5)
-    parser.add_argument("--nodes", type=int, default=2000)
+    parser.add_argument("--nodes", type=int, default=None, help="2000; 400 with --topology")
+    parser.add_argument(
+        "--topology",
+        action="store_true",
+        help="layered random DAGs: derived downstream vs per-request lists (economics_topology)",
+    )
     args = parser.parse_args(argv)
-    run(args.seeds, args.nodes)
+    if args.topology:
+        from bench import economics_topology
+
+        economics_topology.run(args.seeds, args.nodes or 400)
+        return
+    run(args.seeds, args.nodes or 2000)
 
 
 if __name__ == "__main__":

@@ -8,6 +8,7 @@ from typing import Annotated
 from pydantic import Field
 
 from schemas.base import NonNegative, Unit, Usd, WireModel
+from schemas.topology import DownstreamSource
 
 
 class EscalationReason(StrEnum):
@@ -66,6 +67,11 @@ class EscalationDecision(WireModel):
     """The calibration model that priced the decision; null on a cold start."""
     expected_value: Usd | None = None
     """P(fail) x catch rate x downstream waste: what escalating is worth."""
+    downstream_source: DownstreamSource | None = None
+    """Where the downstream list priced came from: the request's, the registered DAG's,
+    or none; null on results from before it was recorded."""
+    dag_version: Annotated[int, Field(ge=1)] | None = None
+    """The registered DAG version the downstream was derived from, when it was."""
 
 
 class SelfCheck(WireModel):

@@ -20,6 +20,7 @@ from pydantic import BaseModel
 from schemas.human import HumanDecision, HumanVerdict
 from schemas.request import ReviewRequest
 from schemas.result import ReviewError, ReviewResult
+from schemas.topology import DagShape
 
 JSON_DIR = Path(__file__).resolve().parent / "json"
 
@@ -32,6 +33,7 @@ EXPORTS: dict[str, tuple[type[BaseModel], Mode]] = {
     "review_error.schema.json": (ReviewError, "serialization"),
     "human_verdict.schema.json": (HumanVerdict, "serialization"),
     "human_decision.schema.json": (HumanDecision, "serialization"),
+    "dag_shape.schema.json": (DagShape, "validation"),
 }
 
 

@@ -49,6 +49,9 @@ class Stage1Report(WireModel):
     """Tokens spent so far."""
     cost_usd: Usd = 0.0
     """Review spend so far."""
+    dag_version: Annotated[int, Field(ge=1)] | None = None
+    """The registered DAG version Stage 1 derived the request's ``downstream`` from;
+    null when the request's own list (or none) was used."""
 
 
 class Stage2Report(WireModel):

@@ -214,6 +214,9 @@ class DownstreamNode(WireModel):
     """What running it costs; wasted if this output is bad."""
     critical: bool = False
     """Whether it lies on the DAG's critical path."""
+    hops: Annotated[int, Field(ge=1, le=10_000)] = 1
+    """Edges from this node to it (1: a direct consumer). The cascade probability applies
+    once per hop: a bad output spoils a consumer's consumer with its square."""
 
 
 class Flags(WireModel):
@@ -266,9 +269,10 @@ class ReviewRequest(WireModel):
     node_cost_usd: Usd = 0.0
     """What producing this output cost; caps the downstream waste at 5x."""
     downstream: tuple[DownstreamNode, ...] = ()
-    """Nodes that consume this output."""
+    """Nodes that consume this output, transitively. Empty: the fleet derives them from
+    the DAG the runtime registered, if it did (a list sent here always wins)."""
     cascade_probability: Unit = 0.6
-    """Chance a bad output spoils the nodes downstream."""
+    """Chance a bad output spoils a consumer, once per hop."""
     stage2_cost_usd: Usd | None = None
     """Cost of a Stage 2 review; estimated from pricing and size when absent."""
     flags: Flags = Flags()

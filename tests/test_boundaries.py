@@ -36,6 +36,7 @@ def _loaded_after(statement: str) -> set[str]:
         "import schemas.export",
         "from workers.evaluate import *",
         "import workers.evaluate.stages, workers.evaluate.verdict, workers.intake",
+        "import workers.topology, workers.topology.progress",
     ],
 )
 def test_importing_the_pure_engine_loads_no_queue_broker_or_network_client(

@@ -66,6 +66,7 @@ def _imports(path: Path) -> set[str]:
         ("observe", ("workers.fleet", "workers.human", "workers.local")),
         ("human", ("workers.fleet", "workers.local")),
         ("fleet", ("workers.local",)),
+        ("topology", ("workers.fleet", "workers.results", "workers.human", "workers.local")),
     ],
 )
 def test_imports_point_one_way(package: str, forbidden: tuple[str, ...]) -> None:

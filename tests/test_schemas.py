@@ -72,6 +72,7 @@ def test_generation_is_deterministic_sorted_indented_and_newline_terminated() ->
         "review_error.schema.json",
         "human_verdict.schema.json",
         "human_decision.schema.json",
+        "dag_shape.schema.json",
     }
     for text in first.values():
         assert text.endswith("}\n")

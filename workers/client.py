@@ -18,6 +18,7 @@ from celery import Celery
 
 from schemas.human import VerdictChannel, VerdictInput
 from schemas.request import ReviewRequest
+from schemas.topology import DagShape
 from workers.connections import redis_client
 from workers.errors import BrokerUnavailableError
 from workers.fleet.app import create_app
@@ -25,8 +26,10 @@ from workers.fleet.queues import TaskName
 from workers.human import Recorded, RecordStatus, VerdictRefusedError, build_gate
 from workers.intake import encode_request, request_from_obj
 from workers.observe import spans, telemetry
+from workers.results.dags import DagRegistry, Registration
 from workers.results.subscriber import Delivery, Subscription
 from workers.settings import Settings
+from workers.topology import dag_from_obj
 
 _BROKER_FAULTS = (kombu.exceptions.OperationalError, redis.RedisError, OSError)
 #: Publish retries after a broker fault (one is enough to ride out a reconnect).
@@ -47,6 +50,7 @@ class ReviewClient:
             app.conf.broker_transport_options = {**options, "retry_on_timeout": False}
         self._app = app
         self._redis = redis_client(settings, max_connections=8)
+        self._dags = DagRegistry(self._redis, settings.keys, ttl_s=settings.stream_retention_s)
         # The publisher must be instrumented too, or each review starts a new trace.
         telemetry.setup(settings, serve_metrics=False)
 
@@ -144,6 +148,29 @@ class ReviewClient:
             raise ValueError(f"score must be within 0..1, not {score}")
         gate = build_gate(self._redis, self.settings)
         return gate.report_downstream(dag_id, node_id, attempt, score, reporter=reporter)
+
+    def register_dag(self, dag: DagShape | dict[str, Any]) -> Registration:
+        """Register a DAG's shape once, so that its requests may omit ``downstream``.
+
+        Stage 1 then derives each such request's downstream from the shape: every
+        transitive consumer with its cost and hops, and the critical path by expected
+        duration. A changed shape needs a higher ``version``; it applies to the attempts
+        reviewed after it. The shape expires with the DAG's results.
+
+        Raises:
+            InvalidDag: not a valid shape, naming the node or edge (``DagCycleError``,
+                ``UnknownDagNodeError``, ``DuplicateDagNodeError``, ``OversizedDagError``).
+            DagVersionError: an older version than the stored one, or the stored version
+                with a different shape.
+            BrokerUnavailableError: Redis did not answer.
+        """
+        shape = dag_from_obj(dag)
+        try:
+            return self._dags.register(shape)
+        except redis.RedisError as exc:
+            raise BrokerUnavailableError(
+                f"redis at {self.settings.redis_url} unavailable: {exc}"
+            ) from exc
 
     def close(self) -> None:
         """Release broker and Redis connections."""

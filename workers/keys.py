@@ -53,11 +53,11 @@ class Keys:
         return f"{self.prefix}:results:{dag_id}"
 
     def of_dag(self, dag_id: str) -> tuple[str, ...]:
-        """The keys that hold one DAG's reviews: its results stream and its spend.
+        """The keys that hold one DAG's reviews: its results stream, spend and shape.
 
         What a throwaway run (the demo) sets to expire, so it leaves nothing for good.
         """
-        return (self.results(dag_id), self.cost(dag_id))
+        return (self.results(dag_id), self.cost(dag_id), self.dag(dag_id))
 
     @property
     def unroutable(self) -> str:
@@ -101,6 +101,10 @@ class Keys:
     def cost(self, dag_id: str) -> str:
         """A DAG's review spend in USD."""
         return f"{self.prefix}:cost:{dag_id}"
+
+    def dag(self, dag_id: str) -> str:
+        """A registered DAG's shape (hash: version, digest, shape); expires with its results."""
+        return f"{self.prefix}:dag:{dag_id}"
 
     def charged(self, review_key: str) -> str:
         """Marks ``review_key``'s cost as already charged to its DAG."""

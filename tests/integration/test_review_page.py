@@ -17,15 +17,17 @@ import pytest
 import redis
 
 from schemas.decisions import Decision
-from schemas.human import HumanDecision, HumanVerdict, VerdictAction
-from schemas.result import ReviewResult
+from schemas.human import HumanDecision, HumanVerdict, VerdictAction, VerdictInput
+from schemas.result import ErrorCode, ReviewError, ReviewResult
 from tests.infrastructure import wait_until
 from tests.integration.review_page import TOKEN, Reviewer, chromium, csrf_of, key_path, review_page
 from tests.integration.support import fresh_dag, sample
+from tests.test_review_page_render import Tags
+from tests.topology.reference import demo_shape
 from workers.client import ReviewClient
 from workers.local.demo import sample_dag
 from workers.local.launcher import LocalFleet
-from workers.results.stream import read_all_kinds
+from workers.results.stream import ResultStream, read_all_kinds
 from workers.settings import Settings
 
 pytestmark = pytest.mark.integration
@@ -262,3 +264,82 @@ def test_two_reviewers_opening_one_item_see_it_claimed(
     _, seen = bob.get(key_path(key))
     assert "Claimed by <strong>alice</strong>" in seen and 'id="verdict-form"' not in seen
     assert "claimed by alice" in bob.get("/?dag=" + key.split(":")[0])[1]
+
+
+@pytest.mark.browser
+def test_the_dag_page_shows_the_demo_dags_nodes_live_and_review_items_link_to_it(
+    page_url: str,
+    browser: Any,
+    client: ReviewClient,
+    redis_db: redis.Redis,
+    settings: Settings,
+    tmp_path: Path,
+) -> None:
+    dag_id = fresh_dag()
+    client.register_dag(demo_shape(dag_id))
+    client.submit_many(sample_dag(dag_id))
+    stream = settings.keys.results(dag_id)
+    assert wait_until(lambda: redis_db.xlen(stream) >= 14, timeout_s=90)
+
+    sign_in(browser, page_url, "alice")
+    browser.get(f"{page_url}/?dag={dag_id}")
+    browser.find_element("css selector", "#queue a.dag-link").click()
+    shows(browser, "#totals", "14 of 18 nodes reviewed")
+    rows = browser.find_elements("css selector", "#dag-nodes tbody tr")
+    states = {
+        row.get_attribute("data-node"): row.find_element("css selector", "td.state").text
+        for row in rows
+    }
+    assert len(states) == 18
+    assert [n for n, s in states.items() if s == "not reviewed yet"] == [
+        "backfill-run",
+        "verify",
+        "plan-review",
+        "execution-engine",
+    ]
+    waiting = [n for n, s in states.items() if s == "waiting for a person"]
+    assert len(waiting) == 5  # the sample DAG's five escalations
+    assert {s for n, s in states.items() if n not in waiting} <= {
+        "accepted",
+        "iterating",
+        "not reviewed yet",
+    }
+    browser.save_screenshot(str(screenshot_dir(tmp_path) / "dag-page.png"))
+
+    # A waiting node links to its review item, and the item back to its DAG.
+    browser.find_element("css selector", f'tr[data-node="{waiting[0]}"] td.state a').click()
+    shows(browser, "#status", "Claimed by you")
+    browser.find_element("css selector", "h1 a.dag-link").click()
+    shows(browser, "#totals", "14 of 18 nodes reviewed")
+    # A verdict recorded elsewhere reaches the open page on its own (it reloads itself).
+    client.record_verdict(
+        dag_id, waiting[1], 1, VerdictInput(action=VerdictAction.ACCEPT), reviewer="bob"
+    )
+    shows(browser, f'tr[data-node="{waiting[1]}"] td.state', "accepted")
+    assert "(by bob)" in browser.find_element("css selector", f'tr[data-node="{waiting[1]}"]').text
+
+
+def test_the_dag_page_shows_hostile_error_text_as_text(
+    page_url: str, redis_db: redis.Redis, settings: Settings
+) -> None:
+    dag_id = fresh_dag()
+    stream = ResultStream(redis_db, settings.keys, retention_s=3600, dedup_ttl_s=3600)
+    error = ReviewError(
+        dag_id=dag_id,
+        node_id="n1",
+        attempt=1,
+        code=ErrorCode.INVALID_REQUEST,
+        message=HOSTILE,
+    )
+    stream.publish_error(error, review_key=f"{dag_id}:n1:1")
+    alice = Reviewer(page_url)
+    alice.sign_in("alice")
+    status, page = alice.get(f"/dag/{dag_id}")
+    assert status == 200
+    tags = Tags()
+    tags.feed(page)
+    assert {"script", "img", "svg"}.isdisjoint(name for name, _ in tags.seen)
+    assert not [k for _, attrs in tags.seen for k, _ in attrs if k.startswith("on")]
+    assert "<script>window.pwned = 'script'" in tags.text
+    assert alice.get(f"/dag/{fresh_dag()}")[0] == 404
+    assert alice.get("/dag/not%20an%20id")[0] == 404

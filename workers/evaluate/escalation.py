@@ -11,11 +11,14 @@ breakdown, whichever rule decided (BC-EVAL-003).
 
 from __future__ import annotations
 
+from collections.abc import Iterable
+
 from schemas.calibration import CalibrationModel
 from schemas.decisions import Suppression
 from schemas.judging import ModelPrice, TokenUsage
-from schemas.request import ReviewRequest
+from schemas.request import DownstreamNode, ReviewRequest
 from schemas.result import EscalationDecision, EscalationReason, Stage1Result
+from schemas.topology import DownstreamSource
 from workers.evaluate.calibration import posterior
 
 FAILURE_PROBABILITY_FLOOR = 0.01
@@ -35,8 +38,20 @@ def failure_probability(request: ReviewRequest) -> tuple[float, float]:
 
 def downstream_waste(request: ReviewRequest) -> tuple[float, float]:
     """(waste used, raw waste): what a bad output would spoil downstream."""
-    raw = sum(node.cost_usd for node in request.downstream) * request.cascade_probability
+    raw = cascade_waste(request.downstream, request.cascade_probability)
     return min(raw, WASTE_CAP_MULTIPLE * request.node_cost_usd), raw
+
+
+def cascade_waste(downstream: Iterable[DownstreamNode], cascade_probability: float) -> float:
+    """Each consumer's cost discounted by the cascade probability once per hop.
+
+    Summed per hop first: with direct consumers only it is the seed's
+    ``sum(costs) x cascade_probability``, to the last bit.
+    """
+    by_hop: dict[int, float] = {}
+    for node in downstream:
+        by_hop[node.hops] = by_hop.get(node.hops, 0.0) + node.cost_usd
+    return sum(cost * cascade_probability**hops for hops, cost in sorted(by_hop.items()))
 
 
 def estimate_stage2_cost(output_chars: int, price: ModelPrice) -> float:
@@ -52,11 +67,13 @@ def decide_escalation(
     stage1: Stage1Result,
     budget_left: bool = True,
     calibration: CalibrationModel | None = None,
+    dag_version: int | None = None,
 ) -> EscalationDecision:
     """Decide whether Stage 2 runs, recording every number that went into it.
 
     ``calibration`` is the current learned model; None (a fresh deployment, or a model
-    that could not be read) is the seed's formula exactly.
+    that could not be read) is the seed's formula exactly. ``dag_version``: the
+    registered DAG the request's ``downstream`` was derived from, if it was.
     """
     post = posterior(request, stage1, calibration)
     raw_p = post.probability
@@ -94,7 +111,15 @@ def decide_escalation(
         catch_rate=round(post.catch_rate, 6),
         model_version=post.version,
         expected_value=value,
+        downstream_source=_downstream_source(request, dag_version),
+        dag_version=dag_version,
     )
+
+
+def _downstream_source(request: ReviewRequest, dag_version: int | None) -> DownstreamSource:
+    if dag_version is not None:
+        return DownstreamSource.REGISTERED_DAG
+    return DownstreamSource.REQUEST if request.downstream else DownstreamSource.NONE
 
 
 def _suppression(stage1: Stage1Result, budget_left: bool) -> Suppression | None:

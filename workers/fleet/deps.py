@@ -24,6 +24,7 @@ from workers.judges.ratelimit import RateLimitedJudge
 from workers.judges.wall import model_wall_judge
 from workers.keys import Keys
 from workers.observe.traced_judge import TracedJudge
+from workers.results.dags import DagRegistry
 from workers.results.ledger import CostLedger
 from workers.results.stream import ResultStream
 from workers.settings import Settings
@@ -41,6 +42,8 @@ class Deps:
     tries: TryCounter
     gate: HumanGate
     """The human gate: review queue, attempt records, labelled outcomes."""
+    dags: DagRegistry
+    """Registered DAG shapes: Stage 1 derives a request's missing downstream from them."""
     wall_judge: WallJudge | None = None
     """Stage 1's model judge; None for the built-in judge, whose Wall is the heuristics."""
 
@@ -72,6 +75,7 @@ def build_deps(settings: Settings, *, judge: Judge | None = None) -> Deps:
         ledger=CostLedger(client, settings.keys),
         tries=TryCounter(client, settings.keys, ttl_s=settings.visibility_timeout_s * 4),
         gate=build_gate(client, settings),
+        dags=DagRegistry(client, settings.keys, ttl_s=settings.stream_retention_s),
         wall_judge=None if isinstance(base, BuiltinJudge) else model_wall_judge(served),
     )
 

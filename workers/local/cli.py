@@ -13,6 +13,7 @@ from workers.local.calibration_cli import register as register_calibration_comma
 from workers.local.cli_help import Command
 from workers.local.cli_help import app as plain_app
 from workers.local.cli_support import fail, interruptible, read_input, redis_configured
+from workers.local.dag_cli import register as register_dag_commands
 from workers.local.human_cli import register as register_human_commands
 from workers.local.watch_cli import register as register_watch_command
 from workers.settings import Settings
@@ -23,6 +24,7 @@ app = plain_app(
 )
 register_human_commands(app)
 register_calibration_command(app)
+register_dag_commands(app)
 register_watch_command(app)
 
 

@@ -12,6 +12,7 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
 from schemas.result import ReviewError, ReviewResult
+from schemas.topology import DagShape
 from workers.client import ReviewClient
 from workers.errors import FleetError
 from workers.evaluate.human import needs_human
@@ -21,6 +22,7 @@ from workers.local.launcher import LocalFleet
 from workers.local.review_page import serve, with_demo_token
 from workers.results.stream import read_after, reviews_only
 from workers.settings import Settings
+from workers.topology import dag_from_obj
 
 
 def sample_dag(dag_id: str) -> list[dict[str, Any]]:
@@ -28,6 +30,12 @@ def sample_dag(dag_id: str) -> list[dict[str, Any]]:
     text = resources.files("workers.samples").joinpath("dag/migration_dag.json").read_text()
     nodes: list[dict[str, Any]] = json.loads(text)
     return [{**node, "dag_id": dag_id} for node in nodes]
+
+
+def sample_shape(dag_id: str) -> DagShape:
+    """The sample DAG's registered shape (its 14 reviewed nodes and 4 consumers)."""
+    text = resources.files("workers.samples").joinpath("dag/migration_dag.shape.json").read_text()
+    return dag_from_obj({**json.loads(text), "dag_id": dag_id})
 
 
 def run_demo(
@@ -58,6 +66,7 @@ def run_demo(
         live = settings.model_copy(update={"redis_url": fleet.redis_url})
         client = ReviewClient(live)
         try:
+            client.register_dag(sample_shape(dag_id))
             client.submit_many(nodes)
             entries = _wait_for_results(live, dag_id, len(nodes), console, timeout_s)
         finally:
@@ -70,7 +79,8 @@ def run_demo(
             console.print(
                 f"[dim]these results stay in Redis for {DEMO_TTL_S // 60} minutes under the key "
                 f"prefix {settings.key_prefix}; to see them again: WINDAGS_KEY_PREFIX="
-                f"{settings.key_prefix} windags-eval watch {dag_id} --from-start[/dim]"
+                f"{settings.key_prefix} windags-eval watch {dag_id} --from-start, or every "
+                f"node of the DAG with its totals: windags-eval dag show {dag_id}[/dim]"
             )
         try:
             if ui_port is None:
@@ -133,7 +143,8 @@ def _serve_page(settings: Settings, console: Console, dag_id: str, waiting: int,
     page_settings, token = with_demo_token(settings)
     console.print(
         f"{waiting} node(s) wait for a person. Review page: "
-        f"[bold]http://127.0.0.1:{port}/?dag={dag_id}[/bold]"
+        f"[bold]http://127.0.0.1:{port}/?dag={dag_id}[/bold]; the whole DAG: "
+        f"[bold]http://127.0.0.1:{port}/dag/{dag_id}[/bold]"
     )
     if token is not None:
         console.print(f"sign in with any name and the token [bold]{token}[/bold]")

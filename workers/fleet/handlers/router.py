@@ -37,6 +37,7 @@ def handle_router(
             stage1=report.stage1,
             budget_left=deps.ledger.has_budget(request.dag_id, settings.dag_budget_usd),
             calibration=store.current(),
+            dag_version=report.dag_version,
         )
         spans.note_escalation(request, escalation)
         if escalation.escalate:

@@ -16,6 +16,7 @@ from workers.fleet.tries import digest
 from workers.intake import decode_request, encode_request
 from workers.learning.store import store_for
 from workers.observe import spans
+from workers.topology import with_derived_downstream
 
 
 def handle_stage1(raw: object, deps: Deps, *, traceparent: str | None = None) -> Outcome:
@@ -34,7 +35,11 @@ def handle_stage1(raw: object, deps: Deps, *, traceparent: str | None = None) ->
         # The conflict rules read the peer's record from outcomes when none was sent.
         store = store_for(deps.redis, deps.keys, deps.settings.calibration_refresh_s)
         judged = with_historical_reliability(request, store.current())
+        # A request without downstream gets it from its DAG's registered shape, if any.
+        topology = None if judged.downstream else deps.dags.topology(judged.dag_id)
+        judged, dag_version = with_derived_downstream(judged, topology)
         report = run_stage1(judged, wall_judge=deps.wall_judge)
+        report = report.model_copy(update={"dag_version": dag_version})
         spans.note_stage1(judged, report)
         args = (whose.model_dump_json(), encode_request(judged), report.model_dump_json())
         return Hop(TaskName.ROUTER, args)

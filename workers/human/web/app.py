@@ -25,8 +25,11 @@ from schemas.human import HumanReason
 from workers.connections import redis_client
 from workers.human.gate import HumanGate, build_gate
 from workers.human.web.auth import Auth, valid_name
+from workers.human.web.dag_page import dag_view
 from workers.human.web.render import highlight_css
 from workers.human.web.verdict_form import item_view, submit_verdict
+from workers.results.dags import DagRegistry
+from workers.results.progress import ProgressReader
 from workers.settings import Settings
 
 #: No script from anywhere, styles only from this origin, forms only back to it.
@@ -208,6 +211,7 @@ def create_app(settings: Settings, *, client: redis.Redis | None = None) -> Star
             Route("/logout", logout, methods=["POST"]),
             Route("/review/{key:path}/verdict", signed_in(submit_verdict), methods=["POST"]),
             Route("/review/{key:path}", signed_in(item_view)),
+            Route("/dag/{dag_id:path}", signed_in(dag_view)),
             Route("/static/highlight.css", stylesheet),
             Mount("/static", app=static, name="static"),
             Route("/healthz", healthz),
@@ -216,5 +220,7 @@ def create_app(settings: Settings, *, client: redis.Redis | None = None) -> Star
         exception_handlers={redis.RedisError: redis_down},
     )
     app.state.page = page
+    registry = DagRegistry(client, settings.keys, ttl_s=settings.stream_retention_s)
+    app.state.progress = ProgressReader(client, settings.keys, registry)
     app.add_middleware(SecurityHeaders)
     return app
