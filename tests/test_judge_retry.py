@@ -76,11 +76,10 @@ def test_429_honours_retry_after_then_succeeds(server: ServerHandle) -> None:
 
 def test_retry_after_is_capped_by_the_policy(server: ServerHandle) -> None:
     server.script(Reply.rate_limited(retry_after_s=120))
-    started = time.monotonic()
     with make_judge(server, policy(max_retry_after_s=0.2)) as judge:
         assert judge.evaluate(TASK).calls == 2
-    assert 0.2 <= gaps(server)[0] < 1.0
-    assert time.monotonic() - started < 2
+    # Waited the cap, not the 120 s asked for (a bound a loaded machine cannot break).
+    assert 0.2 <= gaps(server)[0] < 60
 
 
 def test_529_until_attempts_run_out_is_retryable(server: ServerHandle) -> None:
@@ -127,7 +126,8 @@ def test_hung_call_times_out_and_is_retried(server: ServerHandle) -> None:
         verdict = judge.evaluate(TASK)
     assert server.calls == 2 and verdict.calls == 2
     assert [r.status for r in server.requests] == [0, 200]
-    assert TIMEOUT_S <= time.monotonic() - started < TIMEOUT_S + 2
+    # Gave up after its timeout, not when the 30 s hang ended (no bound load can break).
+    assert TIMEOUT_S <= time.monotonic() - started < 30
 
 
 def test_always_hung_ends_retryable_with_timeout(server: ServerHandle) -> None:
