@@ -83,6 +83,7 @@ def test_a_worker_notices_when_its_launcher_is_sigkilled(tmp_path: Path) -> None
         launcher.send_signal(signal.SIGKILL)
         launcher.wait(timeout=10)
     deadline = time.monotonic() + 10
-    while not mark.exists() and time.monotonic() < deadline:
+    # The file exists a moment before its text is in it: wait for the text, not the file.
+    while not (mark.exists() and mark.read_text() == "gone") and time.monotonic() < deadline:
         time.sleep(0.05)
     assert mark.read_text() == "gone"
