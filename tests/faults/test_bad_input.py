@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import copy
 import json
 import math
 import time
@@ -132,7 +133,8 @@ def mutated_requests(draw: st.DrawFn) -> dict[str, Any]:
         if action == "replace":
             parent[path[-1]] = draw(_json_value)
         elif action == "special":
-            parent[path[-1]] = draw(_SPECIAL)
+            # A copy: the specials are shared instances, and a later path may write into one.
+            parent[path[-1]] = copy.deepcopy(draw(_SPECIAL))
         elif action == "delete":
             parent.pop(path[-1], None)
         else:
