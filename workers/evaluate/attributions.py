@@ -26,6 +26,10 @@ from workers.evaluate.sources import NodeInput
 
 #: What naming another maker costs consistency (as any contradiction of the input).
 SWAP_PENALTY = 0.3
+#: Shortest word that, as the start or end of another, is taken for the same word.
+AFFIX_MIN = 4
+#: Shortest word a one-letter misspelling of which is taken for the same word.
+SPELLING_MIN = 5
 #: The relations, by the forms that state them: a past participle (``written by``), an
 #: active past (``wrote``), a maker's noun (``the author of``). Only ``write`` is irregular.
 _REGULAR = ("direct", "compose", "found", "create", "paint", "design", "invent")
@@ -157,6 +161,36 @@ def _words_between(words: Sequence[Token], left: ClaimUnit, right: ClaimUnit) ->
 
 
 def _same(a: ClaimUnit, b: ClaimUnit) -> bool:
-    """One name: every word of the shorter in the longer (``Rowell``, ``Rainbow Rowell``)."""
-    keys_a, keys_b = {w.key for w in a.words}, {w.key for w in b.words}
-    return keys_a <= keys_b or keys_b <= keys_a
+    """One name: every word of the shorter in the longer (``Rowell``, ``Rainbow Rowell``).
+
+    Words are compared as spellings of one word (:func:`_spelled_alike`): a maker whose
+    name is misspelt ("Wood Allen", "Seasmus Heaney") or run into the word before it in
+    scraped text ("Long WarTerry Pratchett") is the same maker, not a different one.
+    """
+    keys_a, keys_b = [w.key for w in a.words], [w.key for w in b.words]
+    short, long = sorted((keys_a, keys_b), key=len)
+    return all(any(_spelled_alike(s, k) for k in long) for s in short)
+
+
+def _spelled_alike(a: str, b: str) -> bool:
+    """Whether two words are spellings of one: equal, or close enough.
+
+    Close enough: one a prefix or suffix of the other (``steve``, ``warterry``), or, for
+    words of ``SPELLING_MIN`` letters or more, one letter added, dropped or changed.
+    """
+    if a == b:
+        return True
+    short, long = sorted((a, b), key=len)
+    if len(short) >= AFFIX_MIN and (long.startswith(short) or long.endswith(short)):
+        return True
+    if len(short) < SPELLING_MIN or len(long) - len(short) > 1:
+        return False
+    return _one_edit(short, long)
+
+
+def _one_edit(short: str, long: str) -> bool:
+    """Whether one insertion (lengths differ) or substitution turns ``short`` into ``long``."""
+    at = next((i for i, (x, y) in enumerate(zip(short, long, strict=False)) if x != y), len(short))
+    if len(short) == len(long):
+        return short[at + 1 :] == long[at + 1 :]
+    return short[at:] == long[at + 1 :]

@@ -22,6 +22,7 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from enum import StrEnum
+from itertools import pairwise
 
 from schemas.quality import Dimension
 from workers.evaluate.findings import Finding, finding, sentences
@@ -32,6 +33,8 @@ from workers.evaluate.sources import NodeInput
 WRONG_CHOICE_PENALTY = 0.3
 #: Sentences after a mention that still describe the alternative ("She was born ...").
 PASSAGE_SENTENCES = 3
+#: Words of the asked property the input must state before a passage may decide.
+MIN_PROPERTY_WORDS = 2
 #: Words a year may follow an alternative's name by and still be its year.
 YEAR_REACH = 15
 #: Position up to which a name opens its sentence (after ``The``, ``In 1990,``): its subject.
@@ -40,6 +43,17 @@ SUBJECT_AT = 2
 NAME_SLACK = 3
 _EARLIER = frozenset("first earlier earliest older oldest sooner".split())
 _LATER = frozenset("later latest younger youngest newer newest recent".split())
+#: Orders of age: the first year given after a name (a birth, a founding) decides them.
+_AGE = frozenset("older oldest younger youngest newer newest".split())
+#: Beginnings the first year after a name dates; any other event (a death, a first
+#: command, a closing) has its own year, which the first year after the name is not.
+_ORIGINS = frozenset(
+    """
+    born founded formed established created started begun began launched introduced
+    released published premiered aired debuted opened built produced written invented
+    discovered incorporated came come
+    """.split()
+)
 _NEGATION = frozenset("not no never nor neither".split())
 #: Comparisons of an amount ("more members", "a higher ranking"): both alternatives have
 #: the property, in different measure, so whose passage states it decides nothing.
@@ -136,6 +150,10 @@ def choice_question(task: str) -> Choice | None:
     keys = content - _keys(first.words) - _keys(other.words)
     folded = {fold(w.text) for w in asked_words}
     order = Order.EARLIER if folded & _EARLIER else Order.LATER if folded & _LATER else None
+    if order is not None and not folded & (_AGE | _ORIGINS):
+        # "Who was the first ESA astronaut to command a mission", "who passed away first":
+        # an order of some other event, which no first year after a name dates.
+        return None
     return Choice(first, other, keys, order, bool(folded & _COMPARATIVES))
 
 
@@ -180,20 +198,27 @@ def _keys(words: Sequence[Token]) -> frozenset[str]:
 
 
 def _find(alternative: Alternative, words: Sequence[Token]) -> int | None:
-    """Where ``words`` name the alternative: all its words, capitalised as it has them."""
+    """Where ``words`` name the alternative: all its words, capitalised as it has them.
+
+    A word may be two adjacent ones run together: ``Solarquest`` is ``SolarQuest``, which
+    scraped-text repair reads as ``Solar Quest``.
+    """
     wanted = {w.key: w.capitalised for w in alternative.words}
     span = len(wanted) + NAME_SLACK
-    for start, word in enumerate(words):
-        if word.key not in wanted:
+    keys = [(w.key, w.capitalised) for w in words]
+    joined = [(a.key + b.key, a.capitalised) for a, b in pairwise(words)]
+    for start in range(len(words)):
+        here = {keys[start][0], *(j for j, _ in joined[start : start + 1])}
+        if here.isdisjoint(wanted):
             continue
-        window = words[start : start + span]
+        window = keys[start : start + span] + joined[start : start + span]
         if all(_named_in(window, key, cap) for key, cap in wanted.items()):
             return start
     return None
 
 
-def _named_in(window: Sequence[Token], key: str, capitalised: bool) -> bool:
-    return any(w.key == key and (w.capitalised or not capitalised) for w in window)
+def _named_in(window: Sequence[tuple[str, bool]], key: str, capitalised: bool) -> bool:
+    return any(k == key and (cap or not capitalised) for k, cap in window)
 
 
 def _as_named(choice: Choice, split: Split) -> Choice:
@@ -240,14 +265,23 @@ def _chosen(words: Sequence[Token], choice: Choice) -> Alternative | None:
 
 
 def _decided(choice: Choice, split: Split) -> tuple[Alternative, str] | None:
-    """The alternative the input supports, with the evidence, or None if it does not say."""
+    """The alternative the input supports, with the evidence, or None if it does not say.
+
+    An input that never names one of the two says nothing about it: no decision.
+    """
+    for alternative in (choice.first, choice.second):
+        if all(_find(alternative, words) is None for words in split):
+            return None
     if choice.order is not None:
         return _by_year(choice, split)
     return _by_property(choice, split)
 
 
 def _by_year(choice: Choice, split: Split) -> tuple[Alternative, str] | None:
-    years = {a: _year_of(a, split) for a in (choice.first, choice.second)}
+    years = {
+        a: _year_of(a, b, split)
+        for a, b in ((choice.first, choice.second), (choice.second, choice.first))
+    }
     first, second = years[choice.first], years[choice.second]
     if first is None or second is None or first == second:
         return None
@@ -257,17 +291,24 @@ def _by_year(choice: Choice, split: Split) -> tuple[Alternative, str] | None:
     return (earlier if choice.order is Order.EARLIER else later), evidence
 
 
-def _year_of(alternative: Alternative, split: Split) -> int | None:
-    """The first year after the alternative is named.
+def _year_of(alternative: Alternative, other: Alternative, split: Split) -> int | None:
+    """The first year the input gives the alternative where it describes it.
 
-    Anywhere in a sentence it opens (``Odysseas Elytis (Greek: ...; 2 November 1911 -
-    ...)``), else within ``YEAR_REACH`` words.
+    Read in turn: the sentences it opens (``Odysseas Elytis (Greek: ...; 2 November 1911 -
+    ...)``), anywhere in them; the sentences continuing one of those ("It was introduced
+    in 1995"); then a passing mention, within ``YEAR_REACH`` words, which in another's
+    sentence ("... killed Manfred von Richthofen on 21 April 1918") dates that event.
     """
-    for words in split:
-        at = _find(alternative, words)
-        if at is None:
-            continue
-        reach = len(words) if at <= SUBJECT_AT else at + YEAR_REACH
+    found = [_find(alternative, words) for words in split]
+    opened = [i for i, at in enumerate(found) if at is not None and at <= SUBJECT_AT]
+    continued = [
+        i for o in opened for i in _continuations(o, alternative, other, split) if i not in opened
+    ]
+    mentioned = [i for i, at in enumerate(found) if at is not None and at > SUBJECT_AT]
+    for index in [*opened, *continued, *mentioned]:
+        at = found[index] or 0
+        words = split[index]
+        reach = at + YEAR_REACH if index in mentioned else len(words)
         for word in words[at:reach]:
             if word.value is not None and len(word.text) == 4 and word.text.isdigit():
                 if 1000 <= word.value <= 2100:
@@ -275,12 +316,30 @@ def _year_of(alternative: Alternative, split: Split) -> int | None:
     return None
 
 
+def _continuations(
+    index: int, alternative: Alternative, other: Alternative, split: Split
+) -> list[int]:
+    """The sentences after ``split[index]`` that still describe the alternative.
+
+    They stop at the next sentence naming either alternative.
+    """
+    following = []
+    for after in range(index + 1, min(index + PASSAGE_SENTENCES, len(split))):
+        words = split[after]
+        if _find(other, words) is not None or _find(alternative, words) is not None:
+            break
+        following.append(after)
+    return following
+
+
 def _by_property(choice: Choice, split: Split) -> tuple[Alternative, str] | None:
     if choice.comparative:
         return None
     stated = frozenset(w.key for words in split for w in words)
     asked = choice.predicate & stated
-    if not asked:
+    if len(asked) < MIN_PROPERTY_WORDS or 2 * len(asked) < len(choice.predicate):
+        # One word ("singer", "born"), or a property the input mostly does not state:
+        # which passage holds it says little about which alternative has it.
         return None
     covered = {a: asked & _passage(a, choice, split) for a in (choice.first, choice.second)}
     for mine, other in ((choice.first, choice.second), (choice.second, choice.first)):
@@ -300,8 +359,6 @@ def _passage(alternative: Alternative, choice: Choice, split: Split) -> frozense
         if _find(alternative, words) is None:
             continue
         keys.update(w.key for w in words)
-        for following in split[index + 1 : index + PASSAGE_SENTENCES]:
-            if _find(other, following) is not None or _find(alternative, following) is not None:
-                break
-            keys.update(w.key for w in following)
+        for after in _continuations(index, alternative, other, split):
+            keys.update(w.key for w in split[after])
     return frozenset(keys)

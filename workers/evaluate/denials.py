@@ -31,6 +31,8 @@ _REPORTING = frozenset(
     "say says said saying claim claims claimed tell tells told according insist insists "
     "insisted deny denies denied allege alleges alleged reportedly".split()
 )
+#: Words that make a negation a guess rather than a statement.
+_HEDGES = frozenset("probably perhaps maybe possibly likely unlikely".split())
 #: Where one claim of a sentence ends and the next begins.
 _CLAUSE = re.compile(
     r"\s*(?:[,;:()]|\s[-–—]\s|\b(?:but|however|although|though|while|whereas|yet)\b)\s*", re.I
@@ -88,15 +90,29 @@ def check_denials(prose: str, given: NodeInput) -> list[Finding]:
 
 
 def _denials(prose: str) -> Iterator[Denial]:
+    """Clauses that negate the link between their first two names.
+
+    Not a denial: a question ("Aren't the Redskins coached by Jay Gruden?" asserts
+    nothing), a hedge ("probably not"), a negation inside a title ("Don't Trust the B----
+    in Apartment 23"), or one outside the span between the two names, which negates
+    something else ("a crisis for French rugby not English", "Root was 182 not out").
+    """
     for sentence in sentences(prose):
+        if sentence.rstrip().endswith("?"):
+            continue
         for clause in _CLAUSE.split(sentence):
             if not _NEGATED.search(clause):
                 continue
             words = tokens(clause)
-            if _reports(words):
+            if _reports(words) or any(fold(w.text) in _HEDGES for w in words):
                 continue
             names = names_in(clause, words)
             if len(names) < 2:
+                continue
+            left, right = names[0].words[-1].start, names[1].words[0].start
+            if not any(
+                left < w.start < right and _negation(w) and not w.capitalised for w in words
+            ):
                 continue
             named = {w.start for n in names for w in n.words}
             verbs = frozenset(

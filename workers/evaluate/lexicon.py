@@ -13,7 +13,14 @@ import unicodedata
 from dataclasses import dataclass
 from functools import lru_cache
 
-_JOINED = re.compile(r"(?:(?<=[a-z]{3})|(?<=[0-9.)\]])|(?<=[.!?][\"”]))(?=[A-Z][a-z])")
+_JOINED = re.compile(
+    r"(?:(?<=[a-z]{3})|(?<=[0-9.)\]])|(?<=[.!?][\"”]))(?=[A-Z][a-z])"
+    # A sentence run into an all-capitals name: ``(... Die Linke).ZÈRTZ is``.
+    r"|(?<=[a-z)\]]\.)(?=[A-ZÀ-ÖØ-Þ][A-ZÀ-ÖØ-Þ]+\b)"
+)
+_MONTHS = "January|February|March|April|May|June|July|August|September|October|November|December"
+#: A year run into the day of the date after it: ``26 September 188926 May 1976``.
+_JOINED_DATES = re.compile(rf"(?<=\b[12]\d{{3}})(?=(?:[1-9]|[12]\d|3[01]) (?:{_MONTHS})\b)")
 _TOKEN = re.compile(r"\d[\d,]*(?:\.\d+)?(?:st|nd|rd|th|s)?\b|[^\W\d_]+(?:['’][^\W\d_]+)*")
 _SUFFIXES = ("iness", "ness", "ment", "ings", "ing", "ies", "ied", "es", "ed", "ly", "s")
 _ORDINAL = re.compile(r"(?:st|nd|rd|th|s)$")
@@ -126,8 +133,8 @@ def fold(text: str) -> str:
 
 
 def unjoin(text: str) -> str:
-    """Put a space where scraped text ran two sentences or names together."""
-    return _JOINED.sub(" ", text)
+    """Put a space where scraped text ran two sentences, names or dates together."""
+    return _JOINED_DATES.sub(" ", _JOINED.sub(" ", text))
 
 
 @lru_cache(maxsize=65536)
