@@ -66,11 +66,28 @@ class DimensionScore(WireModel):
     """The score when ``status`` is ``scored``, else null."""
     justification: str = ""
     """Why this score; always present for scores above 0.8 (no rubber stamps)."""
+    definite: Unit | None = None
+    """The score counting only definite findings, when suspect ones lowered ``value``
+    (null otherwise). Decisions gate on it: suspicion alone never sends an output back;
+    the router weighs it, and Stage 2 judges it."""
 
     @classmethod
-    def scored(cls, value: float, justification: str) -> DimensionScore:
-        """A dimension that was evaluated."""
-        return cls(status=ScoreStatus.SCORED, value=round(value, 4), justification=justification)
+    def scored(
+        cls, value: float, justification: str, *, definite: float | None = None
+    ) -> DimensionScore:
+        """A dimension that was evaluated (``definite``: see the field)."""
+        kept = None if definite is None or definite <= value else round(definite, 4)
+        return cls(
+            status=ScoreStatus.SCORED,
+            value=round(value, 4),
+            justification=justification,
+            definite=kept,
+        )
+
+    @property
+    def gate(self) -> float | None:
+        """The score a decision reads: the definite one when suspicion lowered ``value``."""
+        return self.definite if self.definite is not None else self.value
 
     @classmethod
     def unscored(cls, why: str) -> DimensionScore:
@@ -117,6 +134,14 @@ class QualityVector(WireModel):
             d: s.value
             for d in Dimension
             if (s := self.get(d)).status is ScoreStatus.SCORED and s.value is not None
+        }
+
+    def gates(self) -> dict[Dimension, float]:
+        """The scores decisions read, by name: suspect findings left out (``gate``)."""
+        return {
+            d: gate
+            for d in Dimension
+            if (s := self.get(d)).status is ScoreStatus.SCORED and (gate := s.gate) is not None
         }
 
 

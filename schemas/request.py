@@ -262,8 +262,10 @@ class ReviewRequest(WireModel):
     """The skill that produced the output."""
     output: NodeOutput
     """What the node produced."""
-    task: Annotated[str, Field(max_length=20_000)] | None = None
-    """The node's instruction, when known; the Ceiling scores relevance against it."""
+    task: Annotated[str, Field(max_length=MAX_SOURCE_CHARS)] | None = None
+    """The node's instruction, when known, as its prompt read: material pasted into it (a
+    document, a passage, knowledge) is input like ``sources``, and the ask around it is
+    what the Ceiling scores relevance against."""
     contract: OutputContract | None = None
     """The declared output contract, if any."""
     node_cost_usd: Usd = 0.0
@@ -290,8 +292,10 @@ class ReviewRequest(WireModel):
     sources: tuple[Source, ...] = Field(default=(), max_length=MAX_SOURCES)
     """What the node worked from; with ``task`` it is the node's input, and grounding
     checks compare the output with it. Without sources those checks do not run."""
-    grounding: GroundingPolicy = GroundingPolicy.ABSTRACTIVE
-    """How closely the output must keep to ``sources`` (read only when there are some)."""
+    grounding: GroundingPolicy | None = None
+    """How closely the output must keep to its input (``sources`` and material pasted
+    into ``task``). Null: inferred from what the node was asked; the result says which
+    policy was used and why."""
 
     @field_validator("sources")
     @classmethod

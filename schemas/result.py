@@ -29,7 +29,9 @@ from schemas.quality import QualityVector
 from schemas.stages import (
     BiasCheck,
     CeilingStatus,
+    Certainty,
     FloorResult,
+    GroundingUse,
     Stage1Result,
     Stage2Result,
     Violation,
@@ -158,6 +160,7 @@ class ReviewError(WireModel):
 __all__ = [
     "BiasCheck",
     "CeilingStatus",
+    "Certainty",
     "Confidence",
     "Convergence",
     "Decision",
@@ -169,6 +172,7 @@ __all__ = [
     "Feedback",
     "FeedbackIssue",
     "FloorResult",
+    "GroundingUse",
     "NearMiss",
     "NearMissKind",
     "ReviewError",

@@ -9,6 +9,18 @@ from pydantic import Field
 
 from schemas.base import Unit, WireModel
 from schemas.quality import Dimension
+from schemas.request import GroundingPolicy
+
+
+class Certainty(StrEnum):
+    """How sure Stage 1 is that a finding is a defect: what it may decide on its own."""
+
+    DEFINITE = "definite"
+    """Measured, not guessed (a parse error, a number the input gives differently, a
+    misquote, a citation of nothing, a self-contradiction): it counts against the Wall."""
+    SUSPECT = "suspect"
+    """A guess at meaning (words or names the input lacks in a summary or a chat reply):
+    evidence for the router's P(fail), never on its own a reason to send an output back."""
 
 
 class ViolationCode(StrEnum):
@@ -85,6 +97,8 @@ class Violation(WireModel):
     """What is wrong, with the location when known."""
     field: str | None = None
     """The offending field or path, when there is one."""
+    certainty: Annotated[Certainty, _Code] = Certainty.DEFINITE
+    """Always definite: the Floor checks structure, which it can decide."""
 
 
 class FloorResult(WireModel):
@@ -109,6 +123,11 @@ class WallIssue(WireModel):
     """Where, when it can be located."""
     fix: str = ""
     """What would repair it; feeds iteration feedback."""
+    certainty: Annotated[Certainty, _Code] = Certainty.DEFINITE
+    """Definite findings count against the Wall; suspect ones are evidence for the router
+    (``workers/evaluate/certainty.py`` says which codes are which, under which policy)."""
+    penalty: Unit = 0.0
+    """What it took off its dimension's score."""
 
 
 class WallResolution(StrEnum):
@@ -118,6 +137,17 @@ class WallResolution(StrEnum):
     PASS_WITH_WARNING = "pass_with_warning"
     FAIL = "fail"
     NOT_RUN = "not_run"
+
+
+class GroundingUse(WireModel):
+    """The grounding policy a review applied, and why that one."""
+
+    policy: GroundingPolicy
+    """How closely the output was held to its input."""
+    declared: bool
+    """Whether the request declared it; otherwise it was inferred from the task."""
+    reason: str
+    """What it was inferred from (or ``declared by the request``)."""
 
 
 class WallResult(WireModel):
@@ -130,7 +160,10 @@ class WallResult(WireModel):
     resolution: WallResolution = WallResolution.NOT_RUN
     """How the grade was resolved."""
     issues: tuple[WallIssue, ...] = ()
-    """Every issue found."""
+    """Every issue found, definite and suspect; the grade counts only the definite ones."""
+    grounding: GroundingUse | None = None
+    """The policy the output was checked against its input under; null when the node was
+    given no input to ground it in (no sources, no material in the task)."""
 
 
 class Stage1Result(WireModel):
@@ -188,7 +221,9 @@ class Stage2Result(WireModel):
 __all__ = [
     "BiasCheck",
     "CeilingStatus",
+    "Certainty",
     "FloorResult",
+    "GroundingUse",
     "IssueCode",
     "Stage1Result",
     "Stage2Result",

@@ -316,4 +316,6 @@ def test_quality_vector_serialises_one_named_field_per_dimension() -> None:
         "clarity",
         "relevance",
     }
-    assert all(set(v) == {"status", "value", "justification"} for v in wire.values())
+    assert all(set(v) == {"status", "value", "justification", "definite"} for v in wire.values())
+    # Null unless suspect findings lowered the value shown below what decisions gate on.
+    assert all(v["definite"] is None for v in wire.values())

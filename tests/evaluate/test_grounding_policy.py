@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from schemas.quality import Dimension
 from schemas.request import GroundingPolicy, Source
+from schemas.stages import Certainty, GroundingUse
 from workers.evaluate.grounding import check_grounding, grounding_scope
 from workers.evaluate.lexicon import tokens
 from workers.evaluate.wall import score_wall
@@ -67,20 +68,31 @@ def test_extractive_numbers_are_the_inputs_exactly() -> None:
     assert score("About 286,000 passengers.", EXTRACTIVE) < 0.8
 
 
+def definite(content: str, policy: GroundingPolicy) -> list[str]:
+    found = check_grounding(output("text", content), task="", sources=(ACME,), policy=policy)
+    return [f.issue.code for f in found if f.issue.certainty is Certainty.DEFINITE]
+
+
 def test_open_allows_outside_facts_but_not_contradictions_or_misquotes() -> None:
     outside = "Maria Lopez founded Acme Robotics; she once worked with Jean Dupont at Renault."
-    assert grounding(outside, ABSTRACTIVE) < 0.8
-    assert grounding(outside, OPEN) == 1.0
-    assert "ContradictsInput" in codes("Acme Robotics employs 1,400 people.", OPEN)
+    wall = score_wall(output("text", outside), sources=(ACME,), grounding=OPEN)
+    assert wall.definite[Dimension.GROUNDING] == 1.0  # outside facts decide nothing
+    assert wall.scores[Dimension.GROUNDING] < 1.0  # but are evidence, shown
+    assert definite(outside, OPEN) == []
+    assert "ContradictsInput" in definite("Acme Robotics employs 1,400 people.", OPEN)
     assert codes("Acme Robotics employs 1,250 people.", OPEN) == []
     misquote = 'The wiki says the firm "builds delivery drones for hospitals".'
-    assert codes(misquote, OPEN) == ["UnsupportedQuote"]
-    assert codes('The wiki says the firm "builds warehouse robots".', OPEN) == []
+    assert definite(misquote, OPEN) == ["UnsupportedQuote"]
+    assert definite('The wiki says the firm "builds warehouse robots".', OPEN) == []
 
 
-def test_the_review_says_which_policy_it_checked_under() -> None:
-    assert "extractive" in grounding_scope((ACME,), EXTRACTIVE)
-    assert "open" in grounding_scope((ACME,), OPEN)
+def test_the_review_says_which_policy_it_checked_under_and_why() -> None:
+    declared = GroundingUse(policy=EXTRACTIVE, declared=True, reason="declared by the request")
+    assert "extractive" in grounding_scope(declared, 1)
+    assert "(declared)" in grounding_scope(declared, 1)
+    inferred = GroundingUse(policy=OPEN, declared=False, reason="a dialogue turn")
+    assert "open" in grounding_scope(inferred, 0) and "(inferred)" in grounding_scope(inferred, 0)
+    assert "the material in the task" in grounding_scope(inferred, 0)
 
 
 def test_quotation_marks_pair_across_a_title_with_a_full_stop() -> None:

@@ -6,7 +6,7 @@ import json
 
 from schemas.hops import Stage1Report
 from schemas.quality import Dimension
-from schemas.request import Source
+from schemas.request import GroundingPolicy, Source
 from workers.evaluate.grounding import NO_SOURCES, check_grounding, grounding_scope
 from workers.evaluate.stages import run_stage1
 from workers.evaluate.wall import score_wall
@@ -23,18 +23,19 @@ ACME = Source(
     url="https://wiki.example/acme",
 )
 TASK = "When was Acme Robotics founded, and who founded it?"
+ABSTRACTIVE = GroundingPolicy.ABSTRACTIVE
 
 
 def codes(kind: str, content: str, *sources: Source, task: str | None = TASK) -> list[str]:
-    return [
-        f.issue.code for f in check_grounding(output(kind, content), task=task, sources=sources)
-    ]
+    """The codes found under the abstractive policy, declared (these tests' subject)."""
+    found = check_grounding(output(kind, content), task=task, sources=sources, policy=ABSTRACTIVE)
+    return [f.issue.code for f in found]
 
 
 def grounding(content: str, *sources: Source, task: str | None = TASK) -> float:
-    return score_wall(output("text", content), task=task, sources=sources).scores[
-        Dimension.GROUNDING
-    ]
+    """The grounding score shown (suspect findings included), under abstractive, declared."""
+    wall = score_wall(output("text", content), task=task, sources=sources, grounding=ABSTRACTIVE)
+    return wall.scores[Dimension.GROUNDING]
 
 
 def test_grounded_answer_passes() -> None:
@@ -107,12 +108,12 @@ def test_quotations_must_occur_in_the_cited_source() -> None:
 
 def test_without_sources_nothing_is_checked_against_the_input_and_the_review_says_so() -> None:
     assert codes("text", "Jean Dupont founded Acme in 2001.", task=TASK) == []
-    assert grounding_scope(()) == NO_SOURCES
+    assert grounding_scope(None, 0) == NO_SOURCES
     report = run_stage1(request(task=TASK, output={"kind": "text", "content": "Jean Dupont."}))
     assert NO_SOURCES in report.quality.grounding.justification
 
 
-def test_with_sources_the_review_fails_an_unsupported_short_answer() -> None:
+def test_a_declared_extractive_policy_fails_an_unsupported_short_answer() -> None:
     source = json.loads(ACME.model_dump_json())
     critical = [{"node_id": "next", "cost_usd": 0.1, "critical": True}]
 
@@ -123,6 +124,7 @@ def test_with_sources_the_review_fails_an_unsupported_short_answer() -> None:
                 sources=[source],
                 downstream=critical,
                 output={"kind": "text", "content": answer},
+                grounding="extractive",
             )
         )
 
@@ -130,6 +132,7 @@ def test_with_sources_the_review_fails_an_unsupported_short_answer() -> None:
     assert not bad.stage1.wall.passed
     assert good.stage1.wall.passed
     assert "1 given source" in good.quality.grounding.justification
+    assert "(declared)" in good.quality.grounding.justification
 
 
 def test_json_outputs_are_checked_on_their_string_values_only() -> None:

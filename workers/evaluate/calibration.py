@@ -19,7 +19,8 @@ from dataclasses import dataclass
 
 from schemas.calibration import CalibrationModel, Evidence, SkillRecord, TrainingOutcome
 from schemas.request import ReviewRequest
-from schemas.stages import Stage1Result
+from schemas.stages import Certainty, Stage1Result
+from workers.evaluate.suspicion import suspicion_terms
 
 #: Probabilities are clipped this far from 0 and 1 before a logit.
 _EPS = 1e-4
@@ -56,7 +57,8 @@ def evidence_of(request: ReviewRequest, stage1: Stage1Result) -> Evidence:
         disagreement = abs(signals.peer - signals.downstream)
     return Evidence(
         wall_grade=stage1.wall.grade,
-        wall_issues=len(stage1.wall.issues),
+        wall_issues=sum(1 for i in stage1.wall.issues if i.certainty is Certainty.DEFINITE),
+        suspicion=round(sum(suspicion_terms(stage1.wall).values()), 6),
         floor_violations=len(stage1.floor.violations),
         disagreement=disagreement,
         kind=request.output.kind.value,
@@ -97,6 +99,7 @@ def features(prior: float, evidence: Evidence, claim: float | None = None) -> di
         "wall_gap": 0.0 if grade is None else 1.0 - grade,
         "wall_missing": 1.0 if grade is None else 0.0,
         "wall_issues": math.log1p(evidence.wall_issues),
+        "suspicion": evidence.suspicion,
         "floor_violations": math.log1p(evidence.floor_violations),
         "disagreement": evidence.disagreement or 0.0,
         "retry": float(min(evidence.attempt - 1, 5)),
@@ -131,13 +134,22 @@ def catch_rate(model: CalibrationModel | None, feats: dict[str, float] | None = 
 def posterior(
     request: ReviewRequest, stage1: Stage1Result, model: CalibrationModel | None
 ) -> Posterior:
-    """P(fail | evidence) for ``request`` under ``model`` (None: a fresh deployment)."""
+    """P(fail | evidence) for ``request`` under ``model`` (None: a fresh deployment).
+
+    Before the learned map takes over, Stage 1's suspicions move the prior by their
+    fitted likelihood ratios (``suspicion``); with none, the prior stands exactly.
+    """
     claimed = request.skill.success_rate
     prior = seed_prior(claimed, request)
     success = skill_success(model, request.skill.id, claimed)
     adjusted = prior if success == claimed else seed_prior(success, request)
     if model is None or model.outcomes < model.min_outcomes or not model.weights:
         version = model.version if model is not None else None
+        suspicions = suspicion_terms(stage1.wall)
+        if suspicions:
+            terms = {"prior_logit": round(_logit(min(1.0, adjusted)), 6), **suspicions}
+            probability = _sigmoid(sum(terms.values()))
+            return Posterior(prior, success, terms, probability, catch_rate(model), version)
         return Posterior(prior, success, {}, adjusted, catch_rate(model), version)
     feats = features(min(1.0, adjusted), evidence_of(request, stage1), min(1.0, prior))
     # The intercept is a term too: the logit is their sum, so the breakdown re-derives P(fail).
@@ -277,7 +289,8 @@ def _gradient_descent(
 ) -> tuple[float, dict[str, float]]:
     """Full-batch logistic regression; the failure map starts at the prior (trust the seed)."""
     names = sorted({k for feats, _ in rows for k in feats})
-    weights = {k: prior_weight if k == "prior_logit" else 0.0 for k in names}
+    # The map starts where a fresh deployment decides: the prior, moved by suspicions.
+    weights = {k: prior_weight if k in ("prior_logit", "suspicion") else 0.0 for k in names}
     bias, n = 0.0, float(len(rows))
     for _ in range(steps):
         grad = dict.fromkeys(names, 0.0)

@@ -7,7 +7,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 
 from schemas.quality import Dimension
-from schemas.stages import IssueCode, WallIssue
+from schemas.stages import Certainty, IssueCode, WallIssue
 
 #: A sentence ends at ``.``, ``!`` or ``?``, or just after a closing quotation mark that
 #: follows one. A full stop after a lone capital followed by a capitalised word is an
@@ -35,16 +35,23 @@ def finding(
     *,
     fix: str,
     field: str | None = None,
+    certainty: Certainty = Certainty.DEFINITE,
 ) -> Finding:
     """Build a finding in one line; an unknown code is a ValueError here, not on the wire.
 
     Callers pass ``IssueCode`` members; a plain string (grounding's, until it switches to
     the enum) is checked against the enum.
     """
-    return Finding(
-        WallIssue(dimension=dimension, code=IssueCode(code), message=message, field=field, fix=fix),
-        penalty,
+    issue = WallIssue(
+        dimension=dimension,
+        code=IssueCode(code),
+        message=message,
+        field=field,
+        fix=fix,
+        certainty=certainty,
+        penalty=round(min(1.0, max(0.0, penalty)), 4),
     )
+    return Finding(issue, penalty)
 
 
 def score_after(findings: Iterable[Finding]) -> float:

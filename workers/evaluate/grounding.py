@@ -17,8 +17,10 @@ from sqlglot import exp
 
 from schemas.quality import Dimension
 from schemas.request import GroundingPolicy, NodeOutput, OutputKind, Source
+from schemas.stages import GroundingUse, IssueCode
 from workers.evaluate.attributions import check_attributions
 from workers.evaluate.binder import unbound_names
+from workers.evaluate.certainty import classify
 from workers.evaluate.choices import check_choice
 from workers.evaluate.claims import prose_of
 from workers.evaluate.denials import check_denials
@@ -26,6 +28,7 @@ from workers.evaluate.findings import Finding, finding, sentences
 from workers.evaluate.input_support import check_against_input
 from workers.evaluate.links import malformed_urls
 from workers.evaluate.parsed import ParseFailure, python_tree, sql_statements
+from workers.evaluate.policy import NodeBrief, read_brief
 from workers.evaluate.sources import node_input
 from workers.evaluate.stdlib_api import hallucinated_apis
 
@@ -50,12 +53,13 @@ _CITED = re.compile(r"\[\d{1,3}\]|\([A-Z][A-Za-z\-]+(?: et al\.)?,? \d{4}\)|http
 _PROSE = (OutputKind.TEXT, OutputKind.MARKDOWN, OutputKind.JSON)
 #: Self-contained findings listed; those against the input are bounded on their own.
 MAX_FINDINGS = 8
-NO_SOURCES = "no sources given: names, numbers and quotations were not checked against the input"
-WITH_SOURCES = "checked against the task and {n} given source(s), {policy}"
+NO_SOURCES = "no input given: names, numbers and quotations were not checked against one"
+WITH_SOURCES = "checked against the task and {given}, {policy} ({how})"
 _POLICY_SCOPE = {
     GroundingPolicy.EXTRACTIVE: "extractive: every name, number and word must be stated there",
-    GroundingPolicy.ABSTRACTIVE: "abstractive: names and numbers must be stated there",
-    GroundingPolicy.OPEN: "open: only contradictions, misquotes and citations were checked",
+    GroundingPolicy.ABSTRACTIVE: "abstractive: names and numbers should be stated there",
+    GroundingPolicy.OPEN: "open: outside facts allowed, only contradictions, misquotes and "
+    "citations decide",
 }
 
 
@@ -64,14 +68,23 @@ def check_grounding(
     *,
     task: str | None = None,
     sources: Sequence[Source] = (),
-    policy: GroundingPolicy = GroundingPolicy.ABSTRACTIVE,
+    policy: GroundingPolicy | None = None,
     year: int | None = None,
 ) -> list[Finding]:
+    """Every grounding check that applies to the output's kind (see ``ground``).
+
+    ``policy`` is the declared grounding policy; None infers it from the task.
+    """
+    return ground(output, read_brief(task, sources, policy), year=year)
+
+
+def ground(output: NodeOutput, brief: NodeBrief, *, year: int | None = None) -> list[Finding]:
     """Every grounding check that applies to the output's kind.
 
     Citations, URLs and claims in prose; unbound names and invented APIs in code;
-    unknown qualifiers in SQL; and, given ``sources``, support in the node's input as
-    strictly as ``policy`` asks.
+    unknown qualifiers in SQL; and, when the node was given input (sources, or material
+    pasted into its task), support in that input as strictly as the brief's policy asks.
+    Each finding's certainty comes from ``certainty``'s table.
 
     ``year`` is the latest plausible citation year; the clock is read when the check
     runs (never at import), so a long-lived worker does not freeze it.
@@ -80,29 +93,30 @@ def check_grounding(
     found = malformed_urls(output)
     prose = prose_of(output) if output.kind in _PROSE else ""
     if output.kind in _PROSE:
-        found.extend(_citations(prose, latest, cited_by_source=bool(sources)))
+        found.extend(_citations(prose, latest, cited_by_source=bool(brief.sources)))
         found.extend(_claims(prose))
     elif output.kind is OutputKind.PYTHON:
         found.extend(_python_names(output.content))
     elif output.kind is OutputKind.SQL:
         found.extend(_unknown_qualifiers(output.content))
-    found = found[:MAX_FINDINGS]
-    if sources and prose:
-        given = node_input(task, sources)
-        found.extend(check_against_input(prose, given, policy))
-        found.extend(check_choice(prose, task, given))
+    found = [classify(f, brief.use) for f in found[:MAX_FINDINGS]]
+    if brief.use is not None and prose:
+        ask = brief.parts.ask
+        given = node_input(ask, brief.sources, brief.parts.material)
+        found.extend(check_against_input(prose, given, brief.use))
+        found.extend(check_choice(prose, ask, given))
         found.extend(check_denials(prose, given))
         found.extend(check_attributions(prose, given))
     return found
 
 
-def grounding_scope(
-    sources: Sequence[Source], policy: GroundingPolicy = GroundingPolicy.ABSTRACTIVE
-) -> str:
+def grounding_scope(use: GroundingUse | None, sources: int) -> str:
     """What the grounding dimension's justification says about the input it used."""
-    if not sources:
+    if use is None:
         return NO_SOURCES
-    return WITH_SOURCES.format(n=len(sources), policy=_POLICY_SCOPE[policy])
+    given = f"{sources} given source(s)" if sources else "the material in the task"
+    how = "declared" if use.declared else "inferred"
+    return WITH_SOURCES.format(given=given, policy=_POLICY_SCOPE[use.policy], how=how)
 
 
 def _citations(content: str, latest_year: int, *, cited_by_source: bool) -> list[Finding]:
@@ -114,7 +128,7 @@ def _citations(content: str, latest_year: int, *, cited_by_source: bool) -> list
     found = [
         finding(
             _G,
-            "DanglingCitation",
+            IssueCode.DANGLING_CITATION,
             f"citation [{m}] has no reference entry",
             0.35,
             field="citations",
@@ -128,7 +142,7 @@ def _citations(content: str, latest_year: int, *, cited_by_source: bool) -> list
             found.append(
                 finding(
                     _G,
-                    "FabricatedCitation",
+                    IssueCode.FABRICATED_CITATION,
                     f"({author}, {year}) cites a year that cannot be right",
                     0.6,
                     field="citations",
@@ -145,7 +159,7 @@ def _claims(content: str) -> list[Finding]:
     return [
         finding(
             _G,
-            "UnsupportedClaim",
+            IssueCode.UNSUPPORTED_CLAIM,
             f"{len(unsupported)} sweeping claim(s) without a source, e.g. {unsupported[0][:100]!r}",
             min(0.7, 0.25 * len(unsupported)),
             field="claims",
@@ -161,7 +175,7 @@ def _python_names(content: str) -> list[Finding]:
     found = [
         finding(
             _G,
-            "UndefinedName",
+            IssueCode.UNDEFINED_NAME,
             f"{name} is used (line {line}) but never defined or imported",
             0.3,
             field=name,
@@ -172,7 +186,7 @@ def _python_names(content: str) -> list[Finding]:
     found += [
         finding(
             _G,
-            "HallucinatedAPI",
+            IssueCode.HALLUCINATED_API,
             f"{dotted} (line {line}) does not exist in the standard library",
             0.45,
             field=dotted,
@@ -205,7 +219,7 @@ def _unknown_qualifiers(content: str) -> list[Finding]:
                 found.append(
                     finding(
                         _G,
-                        "UnknownReference",
+                        IssueCode.UNKNOWN_REFERENCE,
                         f"{column.sql()} refers to {qualifier!r}, which no FROM or JOIN defines",
                         0.45,
                         field=column.sql(),

@@ -13,6 +13,8 @@ from collections.abc import Sequence
 
 from schemas.quality import Dimension
 from schemas.request import GroundingPolicy
+from schemas.stages import GroundingUse, IssueCode
+from workers.evaluate.certainty import classify
 from workers.evaluate.claims import QUOTE, UnitKind, claim_sentences, looked_up_whole
 from workers.evaluate.findings import Finding, finding
 from workers.evaluate.lexicon import squash
@@ -41,22 +43,20 @@ _ID_MARKER = re.compile(r"(?<![\w\]\[])\[([A-Za-z0-9][A-Za-z0-9_.:@/\-]{0,79})\]
 _URL = re.compile(r"\bhttps?://[^\s)\]>\"']+", re.I)
 
 
-def check_against_input(
-    prose: str, given: NodeInput, policy: GroundingPolicy = GroundingPolicy.ABSTRACTIVE
-) -> list[Finding]:
+def check_against_input(prose: str, given: NodeInput, use: GroundingUse) -> list[Finding]:
     """Citations resolve, quotations occur, names and numbers are supported.
 
-    Under the ``open`` policy what the input does not state is allowed, so only what it
-    contradicts, misquotes or does not hold (a cited source) is reported.
+    What the input lacks is read as strictly as the policy says, and is definite or
+    suspect as ``certainty`` says (under ``open``, outside facts are allowed: what the
+    input lacks is only evidence, at the abstractive costs). What the input contradicts,
+    misquotes or does not hold (a cited source) is definite under every policy.
     """
     found = _citations(prose, given) + _quotations(prose, given)
-    extractive = policy is GroundingPolicy.EXTRACTIVE
+    extractive = use.policy is GroundingPolicy.EXTRACTIVE
     report = check_support(claim_sentences(prose, qualifiers=extractive), given, literal=extractive)
-    if policy is not GroundingPolicy.OPEN:
-        costs = EXTRACTIVE_COSTS if extractive else COSTS
-        found += _support_findings(report, costs)
+    found += _support_findings(report, EXTRACTIVE_COSTS if extractive else COSTS)
     found += [_contradiction(c) for c in report.contradictions]
-    return _bounded(found)
+    return _bounded([classify(f, use) for f in found])
 
 
 def _citations(prose: str, given: NodeInput) -> list[Finding]:
@@ -66,7 +66,7 @@ def _citations(prose: str, given: NodeInput) -> list[Finding]:
     return [
         finding(
             _G,
-            "UnresolvedCitation",
+            IssueCode.UNRESOLVED_CITATION,
             f"[{w}] cites no source the node was given "
             f"({len(given.sources)} given: {_names(given.sources)})",
             UNRESOLVED_PENALTY,
@@ -114,7 +114,7 @@ def _quotations(prose: str, given: NodeInput) -> list[Finding]:
         found.append(
             finding(
                 _G,
-                "UnsupportedQuote",
+                IssueCode.UNSUPPORTED_QUOTE,
                 f"the quotation {quote[:120]!r} does not occur in {where}",
                 QUOTE_PENALTY,
                 field="quotes",
@@ -154,7 +154,7 @@ def _wording(group: Sequence[Unsupported], penalty: float) -> Finding:
     if group[0].unlinked:
         return finding(
             _G,
-            "UnlinkedWording",
+            IssueCode.UNLINKED_WORDING,
             f"{where} occur in the input, but not in the passage that states the rest of "
             f"the sentence (checked against {group[0].checked})",
             penalty,
@@ -163,7 +163,7 @@ def _wording(group: Sequence[Unsupported], penalty: float) -> Finding:
         )
     return finding(
         _G,
-        "UnsupportedWording",
+        IssueCode.UNSUPPORTED_WORDING,
         f"{where} not found in {group[0].checked}",
         penalty,
         field="claims",
@@ -180,14 +180,18 @@ def _unsupported(item: Unsupported, penalty: float) -> Finding:
     if item.unlinked:
         return finding(
             _G,
-            "UnlinkedClaim",
+            IssueCode.UNLINKED_CLAIM,
             f"{item.unit.text!r} occurs in the input, but never together with the other "
             f"names or numbers of {_sentence_of(item)} (checked against {item.checked})",
             penalty,
             field=item.unit.text,
             fix=f"Check what the sources say about {item.unit.text}; relate only what they relate",
         )
-    code = "UnsupportedNumber" if item.unit.kind is UnitKind.NUMBER else "UnsupportedName"
+    code = (
+        IssueCode.UNSUPPORTED_NUMBER
+        if item.unit.kind is UnitKind.NUMBER
+        else IssueCode.UNSUPPORTED_NAME
+    )
     missing = ", ".join(item.missing)
     return finding(
         _G,
@@ -204,7 +208,7 @@ def _contradiction(item: Contradiction) -> Finding:
     about = ", ".join(item.about)
     return finding(
         Dimension.CONSISTENCY,
-        "ContradictsInput",
+        IssueCode.CONTRADICTS_INPUT,
         f"the output says {item.unit.text} where {item.checked} says {item.given} (about: {about})",
         CONTRADICTION_PENALTY,
         field=item.unit.text,
@@ -213,21 +217,27 @@ def _contradiction(item: Contradiction) -> Finding:
 
 
 def _bounded(found: list[Finding]) -> list[Finding]:
-    """At most ``MAX_LISTED`` issues; the rest are folded into one, their cost kept."""
+    """At most ``MAX_LISTED`` issues; the rest are folded, by dimension and certainty.
+
+    Definite findings are listed first, so a fold never hides one behind suspicions.
+    """
     if len(found) <= MAX_LISTED:
         return found
-    kept, rest = found[: MAX_LISTED - 1], found[MAX_LISTED - 1 :]
-    for dimension in dict.fromkeys(f.issue.dimension for f in rest):
-        mine = [f for f in rest if f.issue.dimension is dimension]
+    found = sorted(found, key=lambda f: f.issue.certainty.value)  # definite < suspect
+    kept, rest = found[: MAX_LISTED - 3], found[MAX_LISTED - 3 :]  # at most 3 folds
+    groups = dict.fromkeys((f.issue.dimension, f.issue.certainty) for f in rest)
+    for dimension, certainty in groups:
+        mine = [f for f in rest if (f.issue.dimension, f.issue.certainty) == (dimension, certainty)]
         kept.append(
             finding(
                 dimension,
-                "MoreUnsupported",
+                IssueCode.MORE_UNSUPPORTED,
                 f"{len(mine)} more unsupported or contradicted spans, e.g. "
                 f"{mine[0].issue.message[:160]}",
                 sum(f.penalty for f in mine),
                 field="claims",
                 fix="Check every name, number and quotation against the sources",
+                certainty=certainty,
             )
         )
     return kept

@@ -61,13 +61,24 @@ class NumberMention:
     """What it measures (``measure_of``): only numbers of one measure can disagree."""
 
 
+class InputRole(StrEnum):
+    """What part of the node's input a text is."""
+
+    ASK = "ask"
+    """The task's instruction, question or dialogue: what an answer may echo."""
+    MATERIAL = "material"
+    """A passage pasted into the task: input, like a source, but no source to cite."""
+    SOURCE = "source"
+    """One of the request's sources."""
+
+
 @dataclass(frozen=True, slots=True)
 class InputText:
-    """One part of the node's input: the task, or one source."""
+    """One part of the node's input: the task's ask, material pasted into it, or a source."""
 
     ref: str
     """``task``, or the source's id."""
-    is_task: bool
+    role: InputRole
     label: str
     """How a review names it: ``the task``, ``source [2] 'doc-7'``."""
     url: str | None
@@ -85,6 +96,11 @@ class InputText:
     split: tuple[tuple[str, tuple[Token, ...]], ...] = ()
     """Each sentence as written, with its words: what relation checks read clause by clause."""
 
+    @property
+    def is_task(self) -> bool:
+        """Whether this is the task's ask (what an answer may restate without adding)."""
+        return self.role is InputRole.ASK
+
 
 @dataclass(frozen=True, slots=True)
 class NodeInput:
@@ -101,13 +117,18 @@ class NodeInput:
 
     @property
     def sources(self) -> tuple[InputText, ...]:
-        """The sources alone, in request order (index 1 is the first)."""
-        return tuple(t for t in self.texts if not t.is_task)
+        """The sources alone, in request order (index 1 is the first): what cites resolve to."""
+        return tuple(t for t in self.texts if t.role is InputRole.SOURCE)
+
+    @property
+    def passages(self) -> tuple[InputText, ...]:
+        """Everything the node was given to work from: pasted material and the sources."""
+        return tuple(t for t in self.texts if t.role is not InputRole.ASK)
 
     @property
     def source_sentences(self) -> Iterator[tuple[str, tuple[Token, ...]]]:
-        """Every sentence of the sources (not the task), with its words, in order."""
-        return (said for source in self.sources for said in source.split)
+        """Every sentence of the passages (not the ask), with its words, in order."""
+        return (said for passage in self.passages for said in passage.split)
 
     def resolve(self, citation: str) -> InputText | None:
         """The source a citation names: by 1-based index, by id, or by URL."""
@@ -121,19 +142,29 @@ class NodeInput:
         return None
 
 
-def node_input(task: str | None, sources: Sequence[Source]) -> NodeInput:
-    """Index the task and the sources (cached: a node's attempts share their input)."""
-    return _node_input(task, tuple(sources))
+def node_input(
+    ask: str | None, sources: Sequence[Source], material: Sequence[str] = ()
+) -> NodeInput:
+    """Index the task's ask, the material pasted into it, and the sources.
+
+    Cached: a node's attempts share their input.
+    """
+    return _node_input(ask, tuple(sources), tuple(material))
 
 
 @lru_cache(maxsize=16)
-def _node_input(task: str | None, sources: tuple[Source, ...]) -> NodeInput:
+def _node_input(
+    ask: str | None, sources: tuple[Source, ...], material: tuple[str, ...]
+) -> NodeInput:
     texts: list[InputText] = []
-    if task:
-        texts.append(_index("task", "the task", None, task, is_task=True))
+    if ask:
+        texts.append(_index("task", "the task", None, ask, InputRole.ASK))
+    for body in material:
+        texts.append(_index("task", "the task's material", None, body, InputRole.MATERIAL))
     for number, source in enumerate(sources, start=1):
         body = f"{source.title}\n{source.text}" if source.title else source.text
-        texts.append(_index(source.id, f"source [{number}] {source.id!r}", source.url, body))
+        label = f"source [{number}] {source.id!r}"
+        texts.append(_index(source.id, label, source.url, body, InputRole.SOURCE))
     return NodeInput(
         texts=tuple(texts),
         keys=frozenset().union(*(t.keys for t in texts)),
@@ -145,14 +176,14 @@ def _node_input(task: str | None, sources: tuple[Source, ...]) -> NodeInput:
     )
 
 
-def _index(ref: str, label: str, url: str | None, text: str, *, is_task: bool = False) -> InputText:
+def _index(ref: str, label: str, url: str | None, text: str, role: InputRole) -> InputText:
     written = sentences(unjoin(text))
     split = [tokens(s) for s in written]
     words = [w for sentence in split for w in sentence]
     numbers = [m for sentence in split for m in number_mentions(sentence)]
     return InputText(
         ref=ref,
-        is_task=is_task,
+        role=role,
         label=label,
         url=url,
         squashed=squash(text),

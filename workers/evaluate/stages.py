@@ -22,7 +22,7 @@ from schemas.result import (
     WallResolution,
     WallResult,
 )
-from schemas.stages import IssueCode
+from schemas.stages import Certainty, IssueCode
 from workers.evaluate.confidence import aggregate_confidence
 from workers.evaluate.findings import Finding
 from workers.evaluate.floor import check_floor
@@ -87,23 +87,32 @@ def run_stage1(request: ReviewRequest, *, wall_judge: WallJudge | None = None) -
             sources=request.sources,
             grounding=request.grounding,
         )
-        wall_scores = dict(scores.scores)
+        shown, definite = dict(scores.scores), dict(scores.definite)
         for dimension, verdict in judgement.scores.items():
-            if dimension in wall_scores:
-                wall_scores[dimension] = min(wall_scores[dimension], verdict.score)
-        grade = min(wall_scores.values())
+            if dimension in shown:
+                shown[dimension] = min(shown[dimension], verdict.score)
+                definite[dimension] = min(definite[dimension], verdict.score)
+        grade = min(definite.values())
         if confidence.score is not None:
             grade = min(grade, confidence.score)
         issues = tuple(f.issue for f in scores.findings)
         if judgement.error is not None:
             issues += (_judge_unavailable(judgement.error),)
-        wall = wall_result(grade, issues, feeds_critical_path=request.feeds_critical_path)
+        wall = wall_result(
+            grade,
+            issues,
+            feeds_critical_path=request.feeds_critical_path,
+            grounding=scores.grounding,
+        )
         justifications = _wall_justifications(scores.findings, judgement.scores)
-        scope = grounding_scope(request.sources, request.grounding)
+        scope = grounding_scope(scores.grounding, len(request.sources))
         justifications[Dimension.GROUNDING] = f"{scope}; {justifications[Dimension.GROUNDING]}"
         quality = _vector(
             structure=DimensionScore.scored(1.0, "parses and meets its declared contract"),
-            wall={d: DimensionScore.scored(v, justifications[d]) for d, v in wall_scores.items()},
+            wall={
+                d: DimensionScore.scored(v, justifications[d], definite=definite[d])
+                for d, v in shown.items()
+            },
             why="not escalated to Stage 2",
         )
     return Stage1Report(
@@ -122,6 +131,7 @@ def _judge_unavailable(error: str) -> WallIssue:
         code=IssueCode.JUDGE_INDETERMINATE,
         message=f"the wall judge failed; deterministic checks only: {error}"[:500],
         fix="",
+        certainty=Certainty.SUSPECT,
     )
 
 
@@ -214,7 +224,10 @@ def _wall_justifications(
 ) -> dict[Dimension, str]:
     notes: dict[Dimension, list[str]] = {d: [] for d in Dimension}
     for item in findings:
-        notes[item.issue.dimension].append(item.issue.message)
+        suspect = item.issue.certainty is Certainty.SUSPECT
+        notes[item.issue.dimension].append(
+            f"suspect: {item.issue.message}" if suspect else item.issue.message
+        )
     for dimension, verdict in judged.items():
         if verdict.justification:
             notes[dimension].append(f"judge: {verdict.justification}")

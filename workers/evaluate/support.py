@@ -15,7 +15,8 @@ from dataclasses import dataclass, replace
 
 from workers.evaluate.claims import WEIGHTS, ClaimUnit, Sentence, UnitKind
 from workers.evaluate.lexicon import Token, fold, prefix
-from workers.evaluate.sources import InputText, NodeInput, NumberMention
+from workers.evaluate.number_clash import clash, keeps_to, qualifier
+from workers.evaluate.sources import InputText, NodeInput
 
 #: An unlinked name costs this share of an unsupported one: it exists, the relation may not.
 UNLINKED = 0.25
@@ -102,14 +103,20 @@ def check_support(
                     label = checked.label if checked else "the input"
                     unsupported.append(Unsupported(unit, (), weight * UNLINKED, label, True))
                 continue
+            bound = qualifier(sentence.text, unit.text) if unit.kind is UnitKind.NUMBER else None
+            if bound is not None and not literal and _approximates(unit, bound, given):
+                continue
             checked = checked or best_match(sentence, given)
             label = checked.label if checked else "the input"
             share = len(missing) / max(1, len(unit.words))
             unsupported.append(Unsupported(unit, missing, weight * share, label))
             if unit.kind is UnitKind.NUMBER:
-                clash = _contradiction(unit, given)
-                if clash is not None:
-                    contradictions.append(clash)
+                found = clash(unit, given, bound)
+                if found is not None:
+                    about = found.about
+                    contradictions.append(
+                        Contradiction(unit, found.mention.text, found.label, about)
+                    )
         for unit in _spliced(sentence, found_words, given):
             checked = checked or best_match(sentence, given)
             label = checked.label if checked else "the input"
@@ -130,6 +137,20 @@ def _spliced(sentence: Sentence, words: Sequence[ClaimUnit], given: NodeInput) -
     wanted = set().union(*(_keys(u) for u in sentence.units))
     best = max(given.windows, key=lambda w: len(wanted & w), default=frozenset())
     return [u for u in words if not _keys(u) <= best]
+
+
+def _approximates(unit: ClaimUnit, bound: str, given: NodeInput) -> bool:
+    """An approximate number ("more than 2,000") whose bound an input value of its measure keeps."""
+    (word,) = unit.words
+    if word.value is None or unit.measure is None:
+        return False
+    return any(
+        m.measure == unit.measure
+        and m.context & unit.context
+        and keeps_to(bound, word.value, m.value)
+        for text in given.texts
+        for m in text.numbers
+    )
 
 
 def _as_used(unit: ClaimUnit, given: NodeInput) -> ClaimUnit:
@@ -238,30 +259,6 @@ def value_supported(text: str, value: float, values: frozenset[float]) -> bool:
         digits = str(int(value))
         decimals = -(len(digits) - len(digits.rstrip("0")))
     return any(round(v, decimals) == value for v in values)
-
-
-def _contradiction(unit: ClaimUnit, given: NodeInput) -> Contradiction | None:
-    """The input's number of the same measure, in the most similar context, if any.
-
-    ``12 days`` can contradict ``66 days``, a year another year; a count whose unit
-    neither text says (``One of the five``) contradicts nothing.
-    """
-    (word,) = unit.words
-    if word.value is None or unit.measure is None or not unit.measure.known:
-        return None
-    best: tuple[int, NumberMention, InputText] | None = None
-    for text in given.texts:
-        for mention in text.numbers:
-            if mention.measure != unit.measure or mention.value == word.value:
-                continue
-            shared = len(mention.context & unit.context)
-            if shared and (best is None or shared > best[0]):
-                best = (shared, mention, text)
-    if best is None:
-        return None
-    _, mention, text = best
-    about = tuple(sorted(mention.context & unit.context))
-    return Contradiction(unit, mention.text, text.label, about)
 
 
 @dataclass(frozen=True, slots=True)

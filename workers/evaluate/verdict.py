@@ -27,11 +27,12 @@ def decision_basis(
     """The named gate that decides: the weakest scored dimension, or the confidence.
 
     Gating on the weakest dimension keeps every dimension separate (no weighted collapse,
-    BC-EVAL-006): to be accepted, each one must clear the bar on its own.
+    BC-EVAL-006): to be accepted, each one must clear the bar on its own. A dimension is
+    read at its gate: suspect findings alone never send an output back.
     """
     if not floor_passed:
         return DecisionBasis(dimension=Dimension.STRUCTURE.value, score=0.0)
-    candidates = {d.value: v for d, v in quality.scored().items()}
+    candidates = {d.value: v for d, v in quality.gates().items()}
     if confidence_score is not None:
         candidates["confidence"] = confidence_score
     name = min(candidates, key=lambda k: (candidates[k], k))

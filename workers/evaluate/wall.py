@@ -7,14 +7,19 @@ from dataclasses import dataclass
 
 from schemas.quality import Dimension
 from schemas.request import GroundingPolicy, NodeOutput, OutputContract, Source
-from schemas.result import WallIssue, WallResolution, WallResult
+from schemas.result import GroundingUse, WallIssue, WallResolution, WallResult
+from workers.evaluate.certainty import classify, is_definite
 from workers.evaluate.consistency import check_consistency
 from workers.evaluate.findings import Finding, score_after
-from workers.evaluate.grounding import check_grounding
+from workers.evaluate.grounding import ground
+from workers.evaluate.policy import read_brief
 from workers.evaluate.substance import check_substance
 
 PASS_GRADE = 0.6
 FAIL_GRADE = 0.3
+
+
+_DIMENSIONS = (Dimension.SUBSTANCE, Dimension.CONSISTENCY, Dimension.GROUNDING)
 
 
 @dataclass(frozen=True, slots=True)
@@ -22,12 +27,17 @@ class WallScores:
     """The Wall's per-dimension scores and every finding behind them."""
 
     scores: dict[Dimension, float]
+    """Each dimension after every finding, suspect ones included: what the vector shows."""
     findings: tuple[Finding, ...]
+    definite: dict[Dimension, float]
+    """Each dimension after its definite findings only: what the Wall is graded on."""
+    grounding: GroundingUse | None = None
+    """The grounding policy applied and why; null when there was no input to check against."""
 
     @property
     def grade(self) -> float:
-        """The weakest Wall dimension: one severe defect is enough to fail the Wall."""
-        return min(self.scores.values())
+        """The weakest Wall dimension on definite findings: one sure defect fails the Wall."""
+        return min(self.definite.values())
 
 
 def score_wall(
@@ -36,29 +46,38 @@ def score_wall(
     task: str | None = None,
     contract: OutputContract | None = None,
     sources: Sequence[Source] = (),
-    grounding: GroundingPolicy = GroundingPolicy.ABSTRACTIVE,
+    grounding: GroundingPolicy | None = None,
 ) -> WallScores:
     """Run the three deterministic Wall checks.
 
-    ``task`` and ``contract`` set what substance expects: a short answer to a question is
-    not thin, and a document its schema accepts is not empty. ``task`` and ``sources``
-    are the node's input, which grounding checks the output against as strictly as
-    ``grounding`` says. Each finding lowers
-    the dimension it names (a contradiction of the input is a consistency defect).
+    ``contract`` and the task's ask set what substance expects: a short answer to a
+    question is not thin, and a document its schema accepts is not empty. The material
+    pasted into ``task`` and the ``sources`` are the node's input, which grounding checks
+    the output against as strictly as ``grounding`` (None: the policy the task implies)
+    says. Each finding lowers the dimension it names (a contradiction of the input is a
+    consistency defect); only definite findings lower the grade.
     """
-    findings = (
-        *check_substance(output, task=task, contract=contract),
-        *check_consistency(output),
-        *check_grounding(output, task=task, sources=sources, policy=grounding),
+    brief = read_brief(task, sources, grounding)
+    findings = tuple(
+        classify(f, brief.use)
+        for f in (
+            *check_substance(output, task=brief.parts.ask, contract=contract),
+            *check_consistency(output),
+            *ground(output, brief),
+        )
     )
-    dimensions = (Dimension.SUBSTANCE, Dimension.CONSISTENCY, Dimension.GROUNDING)
     return WallScores(
-        scores={
-            d: round(score_after(f for f in findings if f.issue.dimension is d), 4)
-            for d in dimensions
-        },
+        scores=_scores(findings),
         findings=findings,
+        definite=_scores(tuple(f for f in findings if is_definite(f))),
+        grounding=brief.use,
     )
+
+
+def _scores(findings: tuple[Finding, ...]) -> dict[Dimension, float]:
+    return {
+        d: round(score_after(f for f in findings if f.issue.dimension is d), 4) for d in _DIMENSIONS
+    }
 
 
 def resolve_wall(grade: float, *, feeds_critical_path: bool) -> WallResolution:
@@ -71,7 +90,11 @@ def resolve_wall(grade: float, *, feeds_critical_path: bool) -> WallResolution:
 
 
 def wall_result(
-    grade: float, issues: tuple[WallIssue, ...], *, feeds_critical_path: bool
+    grade: float,
+    issues: tuple[WallIssue, ...],
+    *,
+    feeds_critical_path: bool,
+    grounding: GroundingUse | None = None,
 ) -> WallResult:
     """The Wall's verdict for a grade and its issues."""
     resolution = resolve_wall(grade, feeds_critical_path=feeds_critical_path)
@@ -80,4 +103,5 @@ def wall_result(
         grade=round(grade, 4),
         resolution=resolution,
         issues=issues,
+        grounding=grounding,
     )

@@ -6,7 +6,8 @@ from typing import Protocol, runtime_checkable
 
 from schemas.judging import JudgeTask, JudgeTier, JudgeVerdict
 from schemas.quality import Dimension
-from schemas.request import ReviewRequest
+from schemas.request import GroundingPolicy, ReviewRequest
+from workers.evaluate.policy import read_brief
 
 
 @runtime_checkable
@@ -26,7 +27,11 @@ class Judge(Protocol):
 def task_for(
     request: ReviewRequest, tier: JudgeTier, dimensions: tuple[Dimension, ...]
 ) -> JudgeTask:
-    """The judging task of ``request``: its output and everything the node was given."""
+    """The judging task of ``request``: its output and everything the node was given.
+
+    The grounding policy is the one the Wall applies: declared, or inferred from the task.
+    """
+    use = read_brief(request.task, request.sources, request.grounding).use
     return JudgeTask(
         tier=tier,
         dimensions=dimensions,
@@ -34,5 +39,5 @@ def task_for(
         task=request.task,
         contract=request.contract,
         sources=request.sources,
-        grounding=request.grounding,
+        grounding=use.policy if use is not None else GroundingPolicy.ABSTRACTIVE,
     )

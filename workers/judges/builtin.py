@@ -11,6 +11,7 @@ from schemas.judging import DimensionVerdict, JudgeTask, JudgeTier, JudgeVerdict
 from schemas.quality import Dimension
 from schemas.request import NodeOutput
 from workers.evaluate.findings import Finding
+from workers.evaluate.task_parts import split_task
 from workers.evaluate.wall import score_wall
 from workers.judges import coverage, measures
 
@@ -25,12 +26,13 @@ class BuiltinJudge:
         """Score every requested dimension of the task's output."""
         if task.tier is JudgeTier.PAIRWISE:
             return self._pairwise(task)
-        scores = self._score(task.output, task.task)
+        scores = self._score(task.output, split_task(task.task, task.sources).ask)
         return JudgeVerdict(
             model=MODEL, scores={d: scores[d] for d in task.dimensions if d in scores}, calls=0
         )
 
     def _score(self, output: NodeOutput, task: str | None) -> dict[Dimension, DimensionVerdict]:
+        """``task`` is the ask: material pasted into a task is input, not something to cover."""
         wall = score_wall(output)
         verdicts = {
             d: DimensionVerdict(score=v, justification=_wall_note(wall.findings, d))
@@ -55,8 +57,9 @@ class BuiltinJudge:
     def _pairwise(self, task: JudgeTask) -> JudgeVerdict:
         if task.other is None:
             raise ValueError("a pairwise task needs a second output")
-        first = self._score(task.output, task.task)
-        second = self._score(task.other, task.task)
+        ask = split_task(task.task, task.sources).ask
+        first = self._score(task.output, ask)
+        second = self._score(task.other, ask)
         scores = {}
         for dimension in task.dimensions:
             a, b = first[dimension].score, second[dimension].score

@@ -1,0 +1,83 @@
+"""Which findings Stage 1 may decide on, and which it only suspects: one table.
+
+Stage 1 decides what it knows. A finding is definite when the check measured it: the
+output does not parse, repeats itself, cites a source that was not given, quotes words the
+source does not hold, gives a number, name or maker the input gives differently, or
+contradicts itself. It is suspect when the check guesses at meaning: words, names or
+numbers the input lacks are a hallucination in an extracted answer, and ordinary
+paraphrase or outside knowledge in a summary or a chat reply. A suspect finding never
+sends an output back on its own; it lowers the grounding score shown, and it raises
+P(fail) for the router (``suspicion``), which escalates to Stage 2 when that pays.
+
+Each suspect row below carries the data behind it, printed by ``python -m
+bench.fit_suspicion``: on the dev half of the tunable HaluEval items, sent as a new user
+sends them (the input in ``sources``, no policy declared), the share of right outputs and
+of hallucinated ones the code fires on, for summaries (abstractive inferred) and dialogue
+replies (open inferred). The first five are suspect unless ``extractive`` is declared; the
+last two always are. Every code not listed is definite under every policy.
+
+| code               | right: summary, dialogue | wrong: summary, dialogue | why not definite  |
+|--------------------|--------------------------|--------------------------|-------------------|
+| UnsupportedWording | 0.844, 0.729             | 0.978, 0.805             | paraphrase        |
+| UnlinkedWording    | 0.801, 0.040             | 0.936, 0.075             | across passages   |
+| UnsupportedName    | 0.265, 0.508             | 0.246, 0.749             | outside knowledge |
+| UnsupportedNumber  | 0.087, 0.092             | 0.066, 0.123             | arithmetic        |
+| UnlinkedClaim      | 0.212, 0.084             | 0.184, 0.053             | related elsewhere |
+| UnsupportedClaim   | 0.004, -                 | 0.007, -                 | a pattern         |
+| JudgeIndeterminate | -                        | -                        | a judge failed    |
+
+Under a declared ``extractive`` policy the first five are definite: the node's contract
+says any word it adds is invented (HaluEval QA, extractive inferred: each fires on at most
+0.001 of right answers, and on 0.08 to 0.46 of hallucinated ones).
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+from schemas.request import GroundingPolicy
+from schemas.stages import Certainty, GroundingUse, IssueCode
+from workers.evaluate.findings import Finding
+
+#: What the input lacks: definite only where the node declared it extracts.
+LACKED_BY_INPUT = frozenset(
+    {
+        IssueCode.UNSUPPORTED_WORDING,
+        IssueCode.UNLINKED_WORDING,
+        IssueCode.UNSUPPORTED_NAME,
+        IssueCode.UNSUPPORTED_NUMBER,
+        IssueCode.UNLINKED_CLAIM,
+    }
+)
+#: Suspect under every policy.
+ALWAYS_SUSPECT = frozenset({IssueCode.UNSUPPORTED_CLAIM, IssueCode.JUDGE_INDETERMINATE})
+#: Folds of other findings: they keep the certainty of what they fold.
+FOLDS = frozenset({IssueCode.MORE_UNSUPPORTED})
+
+
+def certainty_of(code: IssueCode, use: GroundingUse | None) -> Certainty:
+    """The certainty of a finding with ``code`` under the policy applied (``use``)."""
+    if code in ALWAYS_SUSPECT:
+        return Certainty.SUSPECT
+    if code in LACKED_BY_INPUT:
+        declared_extractive = (
+            use is not None and use.declared and use.policy is GroundingPolicy.EXTRACTIVE
+        )
+        return Certainty.DEFINITE if declared_extractive else Certainty.SUSPECT
+    return Certainty.DEFINITE
+
+
+def classify(found: Finding, use: GroundingUse | None) -> Finding:
+    """``found`` with its certainty set from the table (a fold keeps its own)."""
+    code = found.issue.code
+    if code in FOLDS:
+        return found
+    certainty = certainty_of(code, use)
+    if found.issue.certainty is certainty:
+        return found
+    return replace(found, issue=found.issue.model_copy(update={"certainty": certainty}))
+
+
+def is_definite(found: Finding) -> bool:
+    """Whether a finding counts against the Wall."""
+    return found.issue.certainty is Certainty.DEFINITE
