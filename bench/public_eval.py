@@ -1,16 +1,20 @@
 """The engine's verdicts on labelled PUBLIC data, beside simple peers.
 
-Run: ``python -m bench.public_eval [--per-source N] [--sources a,b] [--jsonl FILE]
-[--grounding POLICY]``.
+Run: ``python -m bench.public_eval [--budget N] [--sources a,b] [--jsonl FILE]
+[--grounding inferred|declared|POLICY] [--shapes sources,task,both]``.
 
-Every case is reviewed in-process with the built-in judge (``bench/public/engine.py``),
-shaped like an ordinary inner node of a DAG (a practised skill, no escalation flags, no
-downstream, so Stage 2 stays off). Printed per benchmark and overall: recall (defects
-not accepted), the share of ``floor`` defects the Floor itself stopped, the false-reject
-rate (good outputs not accepted), errors, review time p50/p95, a confusion table and the
-top causes of false rejects and misses with example ids; the peers' recall and
-false-reject on the same cases. Figures (no item content) go to
-``bench/results/public_eval.json``.
+Every tunable item is reviewed (``--budget N`` samples N per benchmark by a hash of the
+id instead), in-process with the built-in judge (``bench/public/engine.py``), shaped like
+an ordinary inner node of a DAG (``bench/public/case.py``: a practised skill and three
+downstream consumers, so the router escalates only on Stage 1's evidence). HaluEval is
+reviewed in three request shapes (the input in ``sources``, in the task, in both) with
+no grounding policy declared, as a new user sends it. Every figure is printed for the
+dev half (looked at, tuned on) and the test half (only reported) side by side, with the
+gap: recall, false rejects, definite false rejects (sent back without Stage 2), defects
+caught or escalated, good outputs escalated, review time; for HaluEval, the share of
+cases decided alike in every shape. Confusion tables are the test half's; the causes of
+false rejects and misses, with example ids, come from the dev half only. Peers run on the
+same cases. Figures (no item content) go to ``bench/results/public_eval.json``.
 
 Held-out rule: for every benchmark, items whose
 ``sha256(f"{benchmark}:{item_id}").hexdigest()`` starts with 0, 1, 2 or 3 are held out
@@ -48,88 +52,97 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from bench.public import engine, peers
+from bench.public import engine, halueval, peers
 from bench.public.case import Case, Loaded
-from bench.public.halueval import LAYOUTS as HALUEVAL
-from bench.public.report import ERROR, Outcome, causes, summarise
+from bench.public.halueval import Shape
+from bench.public.heldout import Half, half_of, sample_rank
+from bench.public.report import ERROR, Outcome, agreement, by_half, causes
 from bench.public.sources import LOADERS, load
 from schemas.request import GroundingPolicy, ReviewRequest
+from schemas.stages import Certainty
 
 RESULTS = Path(__file__).parent / "results" / "public_eval.json"
-DEFAULT_PER_SOURCE = 300
+#: The HaluEval shape counted in the overall figures: the input in both task and sources.
+OVERALL_SHAPE = Shape.BOTH
 
 
 def review_case(item: Case, overlap_threshold: float | None) -> Outcome:
     """Review one case; any exception becomes an ``error`` outcome."""
     peer = peers.peer_verdict(item.request, overlap_threshold)
+    half = half_of(item.benchmark, item.id)
     started = time.perf_counter()
     try:
         request = ReviewRequest.model_validate_json(json.dumps(item.request))
         started = time.perf_counter()
         result = engine.review(request)
     except Exception as exc:  # counted, never raised: a crash is a finding
+        ms = (time.perf_counter() - started) * 1000
         return Outcome(
-            item.benchmark,
-            item.id,
-            item.expect,
-            item.label,
-            ERROR,
-            False,
-            (type(exc).__name__,),
-            (time.perf_counter() - started) * 1000,
-            peer,
-        )
+            item.benchmark, item.id, item.expect, item.label, ERROR, False,
+            (type(exc).__name__,), ms, peer, half=half,
+        )  # fmt: skip
     ms = (time.perf_counter() - started) * 1000
     stage1 = result.stage1
     codes = tuple(v.code for v in stage1.floor.violations) + tuple(
-        i.code for i in stage1.wall.issues
+        i.code for i in stage1.wall.issues if i.certainty is Certainty.DEFINITE
     )
     return Outcome(
-        item.benchmark,
-        item.id,
-        item.expect,
-        item.label,
-        result.decision.value,
-        not stage1.floor.passed,
-        codes,
-        ms,
-        peer,
-    )
+        item.benchmark, item.id, item.expect, item.label, result.decision.value,
+        not stage1.floor.passed, codes, ms, peer,
+        escalated=result.escalation.escalate, half=half,
+    )  # fmt: skip
+
+
+def sample(cases: list[Case], budget: int | None) -> list[Case]:
+    """Every case, or those of the ``budget`` item ids ranked first by ``sample_rank``."""
+    if budget is None:
+        return cases
+    ids = sorted({c.id for c in cases}, key=lambda i: sample_rank(cases[0].benchmark, i))
+    kept = set(ids[:budget])
+    return [c for c in cases if c.id in kept]
 
 
 def run(
     names: Sequence[str],
-    per_source: int | None,
+    budget: int | None,
     jsonl: Path | None,
-    grounding: GroundingPolicy | None = None,
+    grounding: str = halueval.INFERRED,
+    shapes: Sequence[Shape] = tuple(Shape),
 ) -> dict[str, Any]:
-    """Build, review and summarise every named benchmark (``grounding``: see ``--grounding``)."""
-    figures: dict[str, Any] = {"per_source": per_source, "benchmarks": {}}
-    if grounding is not None:
-        figures["grounding"] = grounding.value
-    everything: list[Outcome] = []
+    """Build, review and summarise every named benchmark, HaluEval in every shape."""
+    figures: dict[str, Any] = {"budget": budget, "grounding": grounding, "benchmarks": {}}
+    overall: list[Outcome] = []
     sink = jsonl.open("w", encoding="utf-8") if jsonl else None
     try:
         for name in names:
-            loaded = load(name, per_source, grounding)
-            threshold = _threshold(name, loaded, per_source)
-            outcomes = [review_case(c, threshold) for c in loaded.cases]
-            if sink:
-                sink.writelines(c.to_line() + "\n" for c in loaded.cases)
-            everything += outcomes
-            figures["benchmarks"][name] = _benchmark(loaded, outcomes, threshold)
+            by_shape: dict[str, list[Outcome]] = {}
+            for shape in shapes if name in halueval.LAYOUTS else (None,):
+                loaded = load(name, None, grounding, shape)
+                cases = sample(loaded.cases, budget) if loaded.cases else []
+                threshold = _threshold(name, loaded)
+                outcomes = [review_case(c, threshold) for c in cases]
+                if sink:
+                    sink.writelines(c.to_line() + "\n" for c in cases)
+                row = f"{name}[{shape.value}]" if shape is not None else name
+                figures["benchmarks"][row] = _benchmark(loaded, outcomes, threshold)
+                by_shape[row] = outcomes
+                if shape is None or shape is (
+                    OVERALL_SHAPE if OVERALL_SHAPE in shapes else shapes[0]
+                ):
+                    overall += outcomes
+            if len(by_shape) > 1:
+                figures.setdefault("shape_agreement", {})[name] = agreement(by_shape)
     finally:
         if sink:
             sink.close()
-    figures["overall"] = summarise(everything)
+    figures["overall"] = by_half(overall)
     return figures
 
 
-def _threshold(name: str, loaded: Loaded, per_source: int | None) -> float | None:
-    if name not in HALUEVAL or loaded.unavailable:
+def _threshold(name: str, loaded: Loaded) -> float | None:
+    if name not in halueval.LAYOUTS or loaded.unavailable:
         return None
-    lines = len({c.id for c in loaded.cases})
-    return peers.calibrated_threshold(name, skip=lines, count=per_source or lines)
+    return peers.calibrated_threshold(name)
 
 
 def _benchmark(loaded: Loaded, outcomes: list[Outcome], threshold: float | None) -> dict[str, Any]:
@@ -137,8 +150,8 @@ def _benchmark(loaded: Loaded, outcomes: list[Outcome], threshold: float | None)
         "unavailable": loaded.unavailable,
         "held_out": loaded.held_out,
         "skipped": dict(sorted(loaded.skipped.items())),
-        **summarise(outcomes),
-        "causes": causes(outcomes),
+        **by_half(outcomes),
+        "causes": causes([o for o in outcomes if o.half is Half.DEV]),
     }
     if threshold is not None:
         figures["overlap_threshold"] = round(threshold, 4)
@@ -151,30 +164,40 @@ def _fmt(value: object) -> str:
     return f"{value:.3f}" if isinstance(value, float) else str(value)
 
 
+#: (column, figure) of the main table; each cell is ``dev/test``.
+COLUMNS = (
+    ("recall", "recall"),
+    ("FR", "false_reject"),
+    ("defFR", "definite_false_reject"),
+    ("caught|esc", "caught_or_escalated"),
+    ("good esc", "good_escalated"),
+    ("p95ms", "p95_ms"),
+)
+
+
 def render(figures: dict[str, Any]) -> str:
-    """The printed report."""
-    head = ("benchmark", "n", "good", "defect", "recall", "floor%", "FR", "err", "p50ms", "p95ms")
-    keys = (
-        "n",
-        "good",
-        "defects",
-        "recall",
-        "floor_share",
-        "false_reject",
-        "errors",
-        "p50_ms",
-        "p95_ms",
-    )
-    rows = [[name, *(_fmt(f.get(k)) for k in keys)] for name, f in figures["benchmarks"].items()]
-    rows.append(["OVERALL", *(_fmt(figures["overall"].get(k)) for k in keys)])
-    lines = [_table(head, rows), ""]
+    """The printed report: every figure as dev/test, with the largest gap."""
+    head = ("benchmark", "n dev/test", *(c for c, _ in COLUMNS), "max gap")
+    rows = [_row(name, f) for name, f in figures["benchmarks"].items()]
+    rows.append(_row("OVERALL", figures["overall"]))
+    lines = [
+        "dev half (tuned on) / test half (reported); gap = |dev - test|",
+        _table(head, rows),
+        "",
+    ]
+    for name, agreed in figures.get("shape_agreement", {}).items():
+        lines.append(
+            f"{name}: decided alike in every shape: dev {_fmt(agreed['dev'])}, "
+            f"test {_fmt(agreed['test'])}"
+        )
     peer_rows = [
         [name, peer, _fmt(p["n"]), _fmt(p["recall"]), _fmt(p["false_reject"])]
         for name, f in figures["benchmarks"].items()
-        for peer, p in f["peers"].items()
+        for peer, p in f["test"]["peers"].items()
     ]
     lines += [
-        "Peers on the same cases:",
+        "",
+        "Peers on the same cases (test half):",
         _table(("benchmark", "peer", "n", "recall", "FR"), peer_rows),
         "",
     ]
@@ -183,21 +206,30 @@ def render(figures: dict[str, Any]) -> str:
     return "\n".join(lines)
 
 
+def _row(name: str, f: dict[str, Any]) -> list[str]:
+    dev, test = f["dev"], f["test"]
+    cells = [f"{_fmt(dev.get(k))}/{_fmt(test.get(k))}" for _, k in COLUMNS]
+    gap = max(f["gap"].values(), default=None)
+    return [name, f"{dev['n']}/{test['n']}", *cells, _fmt(gap)]
+
+
 def _details(name: str, f: dict[str, Any]) -> list[str]:
     lines = [f"== {name}"]
     if f["unavailable"]:
         return [*lines, f"   unavailable: {f['unavailable']}", ""]
     lines.append(f"   held out: {f['held_out']}; skipped: {f['skipped'] or 'none'}")
     if "overlap_threshold" in f:
-        lines.append(f"   unigram-overlap threshold (calibration slice): {f['overlap_threshold']}")
+        lines.append(f"   unigram-overlap threshold (dev half): {f['overlap_threshold']}")
     cols = ("accepted", "floor", "other_reject", "error")
-    rows = [[label, *(str(row[c]) for c in cols)] for label, row in f["confusion"].items()]
+    confusion = f["test"]["confusion"].items()
+    rows = [[label, *(str(row[c]) for c in cols)] for label, row in confusion]
+    lines.append("   test half:")
     lines += ["   " + line for line in _table(("label", *cols), rows).splitlines()]
     for kind in ("false_reject", "miss"):
         for entry in f["causes"][kind]:
             shown = ", ".join(entry["examples"])
             codes = f"  codes raised: {entry['codes']}" if kind == "miss" and entry["codes"] else ""
-            lines.append(f"   {kind}: {entry['cause']} x{entry['count']}  e.g. {shown}{codes}")
+            lines.append(f"   dev {kind}: {entry['cause']} x{entry['count']}  e.g. {shown}{codes}")
     return [*lines, ""]
 
 
@@ -213,23 +245,33 @@ def main(argv: Sequence[str] | None = None) -> int:
     """Run the report and write the figures."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
     parser.add_argument(
-        "--per-source", type=int, default=DEFAULT_PER_SOURCE, help="items per benchmark (0: all)"
+        "--budget", type=int, default=0, help="items per benchmark, sampled by hash (0: all)"
     )
     parser.add_argument("--sources", default=",".join(LOADERS), help="comma-separated names")
     parser.add_argument("--jsonl", type=Path, help="also write the cases as JSONL here")
     parser.add_argument("--out", type=Path, default=RESULTS)
     parser.add_argument(
         "--grounding",
-        type=GroundingPolicy,
-        choices=list(GroundingPolicy),
-        help="review every HaluEval file under this policy, not the one its nodes declare",
+        choices=[halueval.INFERRED, halueval.DECLARED, *GroundingPolicy],
+        default=halueval.INFERRED,
+        help="HaluEval: no policy declared (inferred, the default), each file's own "
+        "(declared), or one policy for all",
+    )
+    parser.add_argument(
+        "--shapes",
+        default=",".join(Shape),
+        help="HaluEval request shapes, comma-separated: sources, task, both",
     )
     args = parser.parse_args(argv)
     names = [n.strip() for n in args.sources.split(",") if n.strip()]
     unknown = [n for n in names if n not in LOADERS]
     if unknown:
         parser.error(f"unknown sources {unknown}; known: {', '.join(LOADERS)}")
-    figures = run(names, args.per_source or None, args.jsonl, args.grounding)
+    try:
+        shapes = [Shape(v.strip()) for v in args.shapes.split(",") if v.strip()]
+    except ValueError:
+        parser.error(f"unknown shape in {args.shapes!r}; known: {', '.join(Shape)}")
+    figures = run(names, args.budget or None, args.jsonl, args.grounding, shapes)
     figures |= {"python": platform.python_version(), "cpus": os.cpu_count()}
     print(render(figures))
     args.out.parent.mkdir(parents=True, exist_ok=True)

@@ -3,14 +3,16 @@
 from __future__ import annotations
 
 import json
+from collections import Counter
 from pathlib import Path
 
 import pytest
 
-from bench import public_eval
-from bench.public import LOADERS, Expect, is_held_out
+from bench import public_eval, readme_figures
+from bench.public import LOADERS, Expect, halueval, is_held_out
 from bench.public.case import Loaded
 from bench.public.cpython_test import unbound_names
+from bench.public.heldout import Half, half_of
 from bench.public.py_mutations import OPERATORS as PY_OPERATORS
 from bench.public.py_mutations import PyDefect, compiles
 from bench.public.sql_mutations import OPERATORS as SQL_OPERATORS
@@ -74,16 +76,43 @@ def test_halueval_gives_a_right_and_a_hallucinated_case_with_sources() -> None:
     assert all(expects == {"accept", "reject"} for expects in by_id.values())
 
 
-def test_each_halueval_file_declares_its_nodes_grounding_policy() -> None:
+def test_halueval_declares_no_policy_unless_asked() -> None:
+    names = ("halueval-qa", "halueval-summarization", "halueval-dialogue")
+    # As a new user sends it: no policy declared.
+    assert {c.request.get("grounding") for n in names for c in _loaded(n).cases} == {None}
     declared = {
-        name: {case.request["grounding"] for case in _loaded(name).cases}
-        for name in ("halueval-qa", "halueval-summarization", "halueval-dialogue")
+        name: {c.request["grounding"] for c in halueval.load(name, SMALL, halueval.DECLARED).cases}
+        for name in names
     }
     assert declared == {
         "halueval-qa": {"extractive"},
         "halueval-summarization": {"abstractive"},
         "halueval-dialogue": {"open"},
     }
+
+
+@pytest.mark.parametrize("shape", list(halueval.Shape))
+def test_halueval_shapes_carry_the_input_where_they_say(shape: halueval.Shape) -> None:
+    loaded = halueval.load("halueval-summarization", SMALL, halueval.INFERRED, shape)
+    if loaded.unavailable:
+        unavailable(f"halueval data: {loaded.unavailable}")
+    for case in loaded.cases:
+        sources, task = case.request.get("sources") or [], case.request["task"]
+        document = sources[0]["text"] if sources else None
+        if shape is halueval.Shape.SOURCES:
+            assert document and document not in task
+        elif shape is halueval.Shape.TASK:
+            assert not sources and len(task) > 200
+        else:
+            assert document and document in task
+
+
+def test_the_dev_and_test_halves_split_the_tunable_items_evenly() -> None:
+    halves = Counter(half_of("x", str(i)) for i in range(4000))
+    assert 0.45 < halves[Half.DEV] / 4000 < 0.55
+    # Independent of the held-out rule: both halves lose a quarter.
+    held = Counter(half_of("x", str(i)) for i in range(4000) if is_held_out("x", str(i)))
+    assert 0.4 < held[Half.DEV] / sum(held.values()) < 0.6
 
 
 SOLUTION_PROMPT = 'import math\n\n\ndef area(r: float) -> float:\n    """Area of a circle."""\n'
@@ -128,16 +157,23 @@ def test_sql_mutations_make_the_defect_they_name() -> None:
     assert (made[SqlDefect.GROUP_BY_ORDINAL] or "").endswith("GROUP BY 3")
 
 
-def test_report_json_has_the_figures_and_no_content(tmp_path: Path) -> None:
+def test_report_json_has_dev_and_test_figures_and_no_content(tmp_path: Path) -> None:
     _loaded("humaneval")
     out = tmp_path / "public_eval.json"
-    assert public_eval.main(["--per-source", "2", "--sources", "humaneval", "--out", str(out)]) == 0
+    argv = ["--budget", "12", "--sources", "humaneval", "--out", str(out)]
+    assert public_eval.main(argv) == 0
     figures = json.loads(out.read_text())
     bench = figures["benchmarks"]["humaneval"]
-    for key in ("n", "recall", "floor_share", "false_reject", "errors", "p50_ms", "p95_ms"):
-        assert key in bench and key in figures["overall"]
-    assert bench["n"] > 2 and bench["errors"] == 0
-    assert set(bench["confusion"]) >= {"good", "stub", "truncated"}
-    assert "pyflakes-errors" in bench["peers"]
-    assert {"false_reject", "miss"} <= set(bench["causes"])
+    for half in ("dev", "test"):
+        for key in ("n", "recall", "false_reject", "definite_false_reject", "p95_ms"):
+            assert key in bench[half] and key in figures["overall"][half]
+        assert bench[half]["errors"] == 0
+    assert bench["dev"]["n"] + bench["test"]["n"] > 12
+    assert set(bench["test"]["confusion"]) | set(bench["dev"]["confusion"]) >= {"good"}
+    assert "pyflakes-errors" in bench["test"]["peers"]
+    assert set(bench["gap"]) and {"false_reject", "miss"} <= set(bench["causes"])
     assert "has_close_elements" not in out.read_text()
+
+
+def test_the_readme_quotes_the_figures_the_last_run_measured() -> None:
+    assert readme_figures.main(["--check"]) == 0, "run python -m bench.readme_figures"

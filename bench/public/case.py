@@ -24,6 +24,13 @@ MAX_OUTPUT_CHARS = 200_000
 #: Whether the request schema carries ``sources`` yet (grounding checks need it).
 SOURCES_SUPPORTED = "sources" in ReviewRequest.model_fields
 
+#: What the bench's node cost to produce: with ``DOWNSTREAM`` it sits at the economic margin.
+NODE_COST_USD = 0.02
+#: Three consumers worth $0.60 in all: the issue's "three downstream nodes worth $0.60".
+DOWNSTREAM: tuple[dict[str, Any], ...] = tuple(
+    {"node_id": f"consumer-{n}", "cost_usd": 0.2, "critical": False} for n in (1, 2, 3)
+)
+
 _UNSAFE = re.compile(r"[^A-Za-z0-9_.:@/\-]")
 
 
@@ -98,9 +105,13 @@ def make_request(
 ) -> dict[str, Any]:
     """A request shaped like what a DAG runtime sends for an ordinary inner node.
 
-    A practised skill with a plausible success rate, no escalation flags and no
-    downstream consumers, so the escalation formula keeps Stage 2 off and the verdict
-    is Stage 1's: that is the part these public data sets can measure.
+    A practised skill with a plausible success rate (P(fail) 0.1 on the seed's formula),
+    no escalation flags, and three downstream consumers worth $0.60 (``DOWNSTREAM``): the
+    waste a bad output causes ($0.36) is capped at 5x the node's $0.02, $0.10. A Stage 2
+    review costs at least about $0.0135 at Sonnet's prices (the rubric alone), more for a
+    longer output, so on the prior alone (expected waste $0.01) it never pays: the router
+    escalates only where Stage 1's evidence raises P(fail) past about 0.14 for a short
+    output, what its suspect findings do (``workers/evaluate/suspicion.py``).
     """
     request: dict[str, Any] = {
         "dag_id": f"public-eval-{benchmark}",
@@ -108,10 +119,11 @@ def make_request(
         "attempt": 1,
         "skill": {"id": skill, "success_rate": 0.9, "stage": "expert", "breaker": "closed"},
         "output": {"kind": kind, "content": content},
-        "node_cost_usd": 0.01,
+        "node_cost_usd": NODE_COST_USD,
+        "downstream": [dict(d) for d in DOWNSTREAM],
     }
     if task:
-        request["task"] = task[:20_000]
+        request["task"] = task[:MAX_OUTPUT_CHARS]
     if contract:
         request["contract"] = contract
     if sources:

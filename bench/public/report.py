@@ -5,6 +5,13 @@
 itself stopped. A false reject is a good case not accepted. An exception anywhere in
 building, validating or reviewing a case is an error: counted, never raised; an error on
 a defect case counts as not caught and on a good case as not accepted.
+
+With Stage 2 in the picture: a *definite* false reject is a good case sent back or to a
+person without Stage 2 (Stage 1 decided alone); a defect is *caught or escalated* when
+Stage 1 stopped it or the router sent it to Stage 2; *good escalated* is the share of good
+cases the router sent to Stage 2 (what the escalations cost on outputs that were right).
+Figures are kept per half (``dev``: looked at and tuned on; ``test``: only reported), and
+the gap between the halves says whether what was tuned generalises.
 """
 
 from __future__ import annotations
@@ -16,6 +23,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from bench.public.case import Expect
+from bench.public.heldout import Half
 
 ERROR = "error"
 EXAMPLES = 3
@@ -37,6 +45,10 @@ class Outcome:
     """Floor violation and Wall issue codes (or the exception type, for an error)."""
     ms: float
     peer: tuple[str, bool] | None = None
+    escalated: bool = False
+    """Whether the router sent it to Stage 2."""
+    half: Half = Half.DEV
+    """The half of the tunable items it belongs to."""
 
     @property
     def accepted(self) -> bool:
@@ -87,6 +99,13 @@ def summarise(outcomes: list[Outcome]) -> dict[str, Any]:
         "recall": _share(sum(1 for o in bad if not o.accepted), len(bad)),
         "floor_share": _share(sum(1 for o in floor if o.floor_failed), len(floor)),
         "false_reject": _share(sum(1 for o in good if not o.accepted), len(good)),
+        "definite_false_reject": _share(
+            sum(1 for o in good if not o.accepted and not o.escalated), len(good)
+        ),
+        "caught_or_escalated": _share(
+            sum(1 for o in bad if not o.accepted or o.escalated), len(bad)
+        ),
+        "good_escalated": _share(sum(1 for o in good if o.escalated), len(good)),
         "errors": sum(1 for o in outcomes if o.decision == ERROR),
         "p50_ms": _percentile(times, 50),
         "p95_ms": _percentile(times, 95),
@@ -151,3 +170,40 @@ def _top(found: dict[str, _Examples]) -> list[dict[str, Any]]:
         {"cause": k, "count": v.count, "examples": v.ids, "codes": dict(v.codes.most_common(3))}
         for k, v in ranked
     ]
+
+
+#: The figures whose dev/test gap is reported.
+GAPPED = (
+    "recall",
+    "false_reject",
+    "definite_false_reject",
+    "caught_or_escalated",
+    "good_escalated",
+)
+
+
+def by_half(outcomes: list[Outcome]) -> dict[str, Any]:
+    """Each half's figures and the gap between them (|dev - test| per figure)."""
+    halves = {h.value: summarise([o for o in outcomes if o.half is h]) for h in Half}
+    dev, test = halves[Half.DEV.value], halves[Half.TEST.value]
+    gap = {
+        k: round(abs(dev[k] - test[k]), 4)
+        for k in GAPPED
+        if dev.get(k) is not None and test.get(k) is not None
+    }
+    return {**halves, "gap": gap}
+
+
+def agreement(shapes: dict[str, list[Outcome]]) -> dict[str, float | None]:
+    """Per half, the share of cases whose decision and escalation agree in every shape."""
+    verdicts: dict[tuple[str, str, Half], set[tuple[str, bool]]] = defaultdict(set)
+    for outcomes in shapes.values():
+        for o in outcomes:
+            verdicts[(o.id, o.label, o.half)].add((o.decision, o.escalated))
+    return {
+        h.value: _share(
+            sum(1 for (_, _, half), v in verdicts.items() if half is h and len(v) == 1),
+            sum(1 for (_, _, half) in verdicts if half is h),
+        )
+        for h in Half
+    }

@@ -16,7 +16,6 @@ from bench.public import (
     sqlglot_fixtures,
 )
 from bench.public.case import Loaded
-from schemas.request import GroundingPolicy
 
 Loader = Callable[[int | None], Loaded]
 
@@ -32,14 +31,20 @@ LOADERS: dict[str, Loader] = {
 }
 
 
-def load(name: str, limit: int | None, grounding: GroundingPolicy | None = None) -> Loaded:
+def load(
+    name: str,
+    limit: int | None,
+    grounding: str = halueval.INFERRED,
+    shape: halueval.Shape | None = None,
+) -> Loaded:
     """Build one benchmark's cases; a loader that fails marks the source unavailable.
 
-    ``grounding`` overrides the policy a source's requests declare (HaluEval's).
+    ``grounding`` and ``shape`` say what HaluEval's requests declare and where they carry
+    their input (``halueval.load``); other sources ignore them.
     """
     try:
-        if grounding is not None and name in halueval.LAYOUTS:
-            return halueval.load(name, limit, grounding)
+        if name in halueval.LAYOUTS:
+            return halueval.load(name, limit, grounding, shape or halueval.Shape.SOURCES)
         return LOADERS[name](limit)
     except Exception as exc:  # a broken data package must not stop the other sources
         loaded = Loaded(name)

@@ -1,0 +1,130 @@
+"""Write the README's public-data figures from ``bench/results/public_eval.json``.
+
+Run: ``python -m bench.readme_figures [--check]``.
+
+The README quotes the test half only (the dev half was tuned on), between two markers, so
+its figures are whatever the last ``python -m bench.public_eval`` measured and never a
+hand-copied number. ``--check`` exits 1 when the README differs from the results (a test
+runs it).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parents[1]
+README = ROOT / "README.md"
+RESULTS = ROOT / "bench" / "results" / "public_eval.json"
+START = "<!-- public-eval figures: written by python -m bench.readme_figures -->"
+END = "<!-- end of public-eval figures -->"
+
+#: (label, benchmark row, peer) of the code and data sources, in the order shown.
+CODE_ROWS = (
+    ("CPython's stdlib", "cpython-stdlib", "pyflakes-errors"),
+    ("installed third-party modules", "site-packages", "pyflakes-errors"),
+    ("published package descriptions", "pypi-readme", None),
+    ("the JSON-Schema-Test-Suite", "json-schema-test-suite", "jsonschema"),
+    ("sqlglot's fixtures", "sqlglot-fixtures", "sqlglot.parse"),
+    ("HumanEval", "humaneval", "pyflakes-errors"),
+    ("CPython's syntax tests", "cpython-test", "pyflakes-errors"),
+)
+HALUEVAL = (
+    ("QA", "halueval-qa"),
+    ("summaries", "halueval-summarization"),
+    ("dialogue", "halueval-dialogue"),
+)
+SHAPES = ("sources", "task", "both")
+
+
+def _f(value: float | None) -> str:
+    return "-" if value is None else f"{value:.3f}"
+
+
+def render(figures: dict[str, Any]) -> str:
+    """The README block for ``figures`` (test half only)."""
+    rows = figures["benchmarks"]
+    budget = figures.get("budget")
+    sample = f"{budget} items per benchmark, sampled by hash" if budget else "every tunable item"
+    lines = [
+        START,
+        f"Test half ({sample}; the dev half was tuned on and is in the JSON beside it):",
+        "",
+        "| source | n | recall | false rejects | sent back by Stage 1 alone | defects caught"
+        " or escalated | right outputs escalated | peer (recall / false rejects) |",
+        "|---|---|---|---|---|---|---|---|",
+    ]
+    for label, name, peer in CODE_ROWS:
+        if name in rows and not rows[name]["unavailable"]:
+            lines.append(_line(label, rows[name]["test"], peer))
+    for label, name in HALUEVAL:
+        for shape in SHAPES:
+            row = rows.get(f"{name}[{shape}]")
+            if row is not None and not row["unavailable"]:
+                shown = f"HaluEval {label}, input in {shape}"
+                lines.append(_line(shown, row["test"], "unigram-overlap"))
+    overall = figures["overall"]["test"]
+    lines.append(_line("overall", overall, None))
+    agreement = figures.get("shape_agreement", {})
+    if agreement:
+        alike = ", ".join(f"{label} {_f(agreement[n]['test'])}" for label, n in HALUEVAL)
+        lines += ["", f"HaluEval decided alike whichever request shape carries the input: {alike}."]
+    gaps = [max(r["gap"].values(), default=0.0) for r in rows.values() if not r["unavailable"]]
+    lines.append(
+        f"Largest gap between the dev and test halves of any figure: {_f(max(gaps, default=None))}"
+        f"; p95 review time {overall['p95_ms']:.1f} ms."
+    )
+    return "\n".join([*lines, END])
+
+
+def _line(label: str, half: dict[str, Any], peer: str | None) -> str:
+    shown = "-"
+    if peer is not None and peer in half["peers"]:
+        p = half["peers"][peer]
+        shown = f"{peer} {_f(p['recall'])} / {_f(p['false_reject'])}"
+    cells = (
+        label,
+        str(half["n"]),
+        _f(half["recall"]),
+        _f(half["false_reject"]),
+        _f(half["definite_false_reject"]),
+        _f(half["caught_or_escalated"]),
+        _f(half["good_escalated"]),
+        shown,
+    )
+    return "| " + " | ".join(cells) + " |"
+
+
+def updated(readme: str, block: str) -> str:
+    """``readme`` with the block between the markers replaced."""
+    head, start, rest = readme.partition(START)
+    _, end, tail = rest.partition(END)
+    if not start or not end:
+        raise SystemExit(f"{README.name} has no {START!r} ... {END!r} block")
+    return head + block + tail
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Rewrite the block, or with ``--check`` report whether it is current."""
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
+    parser.add_argument("--check", action="store_true", help="exit 1 if the README is stale")
+    args = parser.parse_args(argv)
+    block = render(json.loads(RESULTS.read_text(encoding="utf-8")))
+    text = README.read_text(encoding="utf-8")
+    new = updated(text, block)
+    if args.check:
+        if new != text:
+            print(f"{README.name} is stale: run python -m bench.readme_figures", file=sys.stderr)
+            return 1
+        return 0
+    README.write_text(new, encoding="utf-8")
+    print(f"wrote the public-eval figures into {README.name}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
