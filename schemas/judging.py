@@ -95,6 +95,26 @@ class ModelPrice(WireModel):
         ) / 1_000_000
 
 
+class ReplyForm(StrEnum):
+    """Where a model judge found its verdict in the reply."""
+
+    TOOL = "tool"
+    """The ``record_scores`` tool call."""
+    TEXT = "text"
+    """A JSON object in the reply's text (a server that ignored or lacks tool use)."""
+
+
+class VerdictParse(WireModel):
+    """How a model judge's verdict was read: what the parse and repair rates count."""
+
+    form: ReplyForm
+    """Where the verdict that validated was found."""
+    repaired: bool = False
+    """The first reply did not validate; the verdict came from the repair turn."""
+    first_error: str | None = Field(default=None, max_length=1000)
+    """What was wrong with the first reply, when it was repaired."""
+
+
 class JudgeVerdict(WireModel):
     """A judge's answer to one task."""
 
@@ -108,6 +128,8 @@ class JudgeVerdict(WireModel):
     """What the calls cost."""
     calls: Annotated[int, Field(ge=0)] = 1
     """Model calls made, retries included."""
+    parse: VerdictParse | None = None
+    """How a model judge's reply was read; None for judges that call no model."""
 
 
 __all__ = [
@@ -116,5 +138,7 @@ __all__ = [
     "JudgeTier",
     "JudgeVerdict",
     "ModelPrice",
+    "ReplyForm",
     "TokenUsage",
+    "VerdictParse",
 ]

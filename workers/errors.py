@@ -48,7 +48,21 @@ class JudgeTerminalError(JudgeError):
 
 
 class JudgeOutputError(JudgeError):
-    """The judge answered, but not with a verdict that validates."""
+    """The judge answered, but not with a verdict that validates.
+
+    Attributes:
+        input_tokens: input tokens the unusable replies consumed (0 when not known).
+        output_tokens: output tokens they consumed.
+        calls: model calls made for them.
+    """
+
+    def __init__(
+        self, message: str, *, input_tokens: int = 0, output_tokens: int = 0, calls: int = 0
+    ) -> None:
+        super().__init__(message)
+        self.input_tokens = input_tokens
+        self.output_tokens = output_tokens
+        self.calls = calls
 
 
 class BudgetExceededError(EvaluatorError):

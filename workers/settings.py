@@ -8,37 +8,21 @@ refuses to build when they do not.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from enum import StrEnum
 from typing import ClassVar, Self
 
 from pydantic import Field, SecretStr, ValidationError, field_validator, model_validator
 from pydantic_settings import BaseSettings, PydanticBaseSettingsSource, SettingsConfigDict
 
 from schemas.judging import ModelPrice
+from workers.endpoint import DEFAULT_PRICING as DEFAULT_PRICING
+from workers.endpoint import JudgeBackend as JudgeBackend
+from workers.endpoint import OptionalPrice, endpoint_price, price_of
+from workers.endpoint import ToolUse as ToolUse
 from workers.errors import ConfigurationError
 from workers.keys import Keys
 
 ENV_PREFIX = "WINDAGS_"
 _REDIS_SCHEMES = ("redis://", "rediss://", "unix://")
-
-
-class JudgeBackend(StrEnum):
-    """Which judge scores the Ceiling (and the judged parts of the Wall)."""
-
-    AUTO = "auto"
-    """Anthropic when an API key is set, else the built-in judge."""
-    BUILTIN = "builtin"
-    ANTHROPIC = "anthropic"
-
-
-DEFAULT_PRICING: dict[str, ModelPrice] = {
-    "claude-haiku-4-5": ModelPrice(
-        input_per_mtok=1.0, output_per_mtok=5.0, cache_read_per_mtok=0.1, cache_write_per_mtok=1.25
-    ),
-    "claude-sonnet-4-5": ModelPrice(
-        input_per_mtok=3.0, output_per_mtok=15.0, cache_read_per_mtok=0.3, cache_write_per_mtok=3.75
-    ),
-}
 
 
 STAGE1_JUDGE_CALLS = 1
@@ -91,9 +75,14 @@ class Settings(BaseSettings):
     anthropic_api_key: SecretStr | None = None
     """Also read from ``ANTHROPIC_API_KEY`` by the CLI when unset here."""
     anthropic_base_url: str | None = None
-    """Point the SDK at another Messages API server (tests, proxies)."""
+    """Another Messages API server (vLLM, llama.cpp, Ollama, a proxy; see README)."""
     stage1_model: str = "claude-haiku-4-5"
     stage2_model: str = "claude-sonnet-4-5"
+    judge_tool_use: ToolUse = ToolUse.FORCED
+    """The endpoint takes a forced tool call, only an offered one, or no tools (``none``)."""
+    endpoint_input_price_per_mtok: OptionalPrice = None
+    """USD per million input tokens of models ``pricing`` lacks (0 allowed); with the next."""
+    endpoint_output_price_per_mtok: OptionalPrice = None
     judge_max_tokens: int = Field(default=1024, ge=16)
     judge_temperature: float | None = Field(default=0.0, ge=0.0, le=1.0)
     """0 for reproducible verdicts; None sends none (some newer models reject it)."""
@@ -166,6 +155,11 @@ class Settings(BaseSettings):
         return value
 
     @model_validator(mode="after")
+    def _endpoint_price_is_whole(self) -> Self:
+        endpoint_price(self.endpoint_input_price_per_mtok, self.endpoint_output_price_per_mtok)
+        return self
+
+    @model_validator(mode="after")
     def _limits_nest(self) -> Self:
         for stage, soft, hard in (
             ("stage1", self.stage1_soft_limit_s, self.stage1_hard_limit_s),
@@ -213,11 +207,9 @@ class Settings(BaseSettings):
         )
 
     def price_of(self, model: str) -> ModelPrice:
-        """The price of ``model``; unknown models are a configuration error."""
-        try:
-            return self.pricing[model]
-        except KeyError:
-            raise ConfigurationError(f"no price for model {model!r} in pricing") from None
+        """``model``'s price: ``pricing``'s, else the endpoint's; neither is a config error."""
+        given = (self.endpoint_input_price_per_mtok, self.endpoint_output_price_per_mtok)
+        return price_of(model, self.pricing, endpoint_price(*given))
 
     @property
     def keys(self) -> Keys:

@@ -12,6 +12,7 @@ import redis
 
 from schemas.judging import JudgeTier
 from workers.connections import redis_client
+from workers.endpoint import ToolUse
 from workers.evaluate.stages import WallJudge
 from workers.fleet.tries import TryCounter
 from workers.human.gate import HumanGate, build_gate
@@ -99,14 +100,19 @@ def guarded_judge(judge: Judge, client: redis.Redis, settings: Settings) -> Judg
             max_wait_s=settings.judge_timeout_s,
         )
     if settings.judge_cache_ttl_s > 0:
-        namespace = "|".join(
-            [
-                RUBRIC_VERSION,
-                settings.stage1_model,
-                settings.stage2_model,
-                str(settings.judge_temperature),
-            ]
-        )
+        judged_by = [
+            RUBRIC_VERSION,
+            settings.stage1_model,
+            settings.stage2_model,
+            str(settings.judge_temperature),
+        ]
+        # Another endpoint or another way of asking is another judge; the hosted API's
+        # keys stay as they were.
+        if settings.anthropic_base_url is not None:
+            judged_by.append(settings.anthropic_base_url)
+        if settings.judge_tool_use is not ToolUse.FORCED:
+            judged_by.append(f"tool_use={settings.judge_tool_use.value}")
+        namespace = "|".join(judged_by)
         judge = CachedJudge(
             judge, client, settings.keys, namespace=namespace, ttl_s=settings.judge_cache_ttl_s
         )

@@ -1,13 +1,17 @@
-"""The Anthropic judge: one forced tool call per task, validated, costed.
+"""The Messages API judge: one structured call per task, validated, costed.
 
-The SDK's retries are off and its timeout is ours, so ``retry.call_with_retry`` is the
-only retry layer. A reply that does not validate gets one corrective turn, then fails
-as ``JudgeOutputError``: a judge that cannot answer never invents a score.
+It speaks to the hosted API or to any server of ``/v1/messages`` (vLLM, llama.cpp,
+Ollama, SGLang, a LiteLLM proxy): ``settings.judge_tool_use`` says whether the tool call
+is forced, offered, or not sent at all, and a reply without the tool call is read for a
+JSON object in its text. The SDK's retries are off and its timeout is ours, so
+``retry.call_with_retry`` is the only retry layer. A reply that does not validate gets one
+repair turn quoting the validation error, then fails as ``JudgeOutputError``: a judge that
+cannot answer never invents a score.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from itertools import cycle
 from types import TracebackType
 from typing import Any
@@ -15,20 +19,23 @@ from typing import Any
 import anthropic
 import httpx2
 from anthropic.types import Message
-from pydantic import TypeAdapter, ValidationError
 
-from schemas.judging import DimensionVerdict, JudgeTask, JudgeTier, JudgeVerdict, TokenUsage
+from schemas.judging import (
+    DimensionVerdict,
+    JudgeTask,
+    JudgeTier,
+    JudgeVerdict,
+    TokenUsage,
+    VerdictParse,
+)
 from schemas.quality import Dimension
+from workers.endpoint import ToolUse
 from workers.errors import ConfigurationError, JudgeOutputError
-from workers.evaluate.thresholds import JUSTIFY_ABOVE
 from workers.judges import prompt
 from workers.judges.green import unpatch_idle_checks
+from workers.judges.reply import read_verdict
 from workers.judges.retry import RetryPolicy, call_with_retry, checked_message
 from workers.settings import Settings
-
-"""Scores above this need a non-empty justification."""
-
-_SCORES = TypeAdapter(dict[Dimension, DimensionVerdict])
 
 #: HTTP connection pools the calls take turns on. httpcore walks every connection of its
 #: pool twice per request (assigning it, then releasing its connection) and probes each
@@ -41,33 +48,8 @@ HTTP_POOLS = 16
 def parse_scores(
     reply: Message, dimensions: Sequence[Dimension]
 ) -> dict[Dimension, DimensionVerdict]:
-    """The verdict in ``reply``'s tool call, or ``JudgeOutputError`` saying what is wrong."""
-    calls = [b for b in reply.content if b.type == "tool_use" and b.name == prompt.TOOL_NAME]
-    if not calls:
-        raise JudgeOutputError(
-            f"no {prompt.TOOL_NAME} tool call in the reply (stop_reason {reply.stop_reason})"
-        )
-    raw: Any = calls[0].input
-    if not isinstance(raw, Mapping) or set(raw) != {d.value for d in dimensions}:
-        got = sorted(raw) if isinstance(raw, Mapping) else type(raw).__name__
-        raise JudgeOutputError(
-            f"tool input must have exactly the keys {[d.value for d in dimensions]}, got {got}"
-        )
-    try:
-        scores = _SCORES.validate_python(dict(raw))
-    except ValidationError as exc:
-        detail = "; ".join(f"{'.'.join(map(str, e['loc']))}: {e['msg']}" for e in exc.errors()[:5])
-        raise JudgeOutputError(f"invalid tool input {prompt.describe(raw)}: {detail}") from None
-    stamped = [
-        d.value
-        for d, v in scores.items()
-        if v.score > JUSTIFY_ABOVE and not v.justification.strip()
-    ]
-    if stamped:
-        raise JudgeOutputError(
-            f"scores above {JUSTIFY_ABOVE} need a justification: {', '.join(stamped)}"
-        )
-    return scores
+    """The verdict in ``reply`` (its tool call, else JSON in its text), or ``JudgeOutputError``."""
+    return read_verdict(reply, dimensions)[0]
 
 
 def usage_of(reply: Message) -> TokenUsage:
@@ -103,6 +85,7 @@ class AnthropicJudge:
         }
         self._prices = {m: settings.price_of(m) for m in set(self._models.values())}
         self._settings = settings
+        self._tool_use = settings.judge_tool_use
         temperature = settings.judge_temperature
         # This SDK version takes no temperature argument; the API still reads it.
         self._sampling: dict[str, float] = (
@@ -133,22 +116,29 @@ class AnthropicJudge:
         return self._models[tier]
 
     def evaluate(self, task: JudgeTask) -> JudgeVerdict:
-        """Score ``task.dimensions``; retries transient faults and one bad reply."""
+        """Score ``task.dimensions``; retries transient faults, repairs one bad reply."""
         model = self.model_for(task.tier)
         tool = prompt.score_tool(task.dimensions, task.tier is JudgeTier.PAIRWISE)
-        messages = prompt.initial_messages(task)
+        messages = prompt.initial_messages(task, self._tool_use)
         usage, calls = TokenUsage(), 0
-        for correction in (False, True):
+        first_error: str | None = None
+        for repair in (False, True):
             reply, made = self._create(model, tool, messages)
             usage, calls = usage + usage_of(reply), calls + made
             try:
-                scores = parse_scores(reply, task.dimensions)
+                scores, form = read_verdict(reply, task.dimensions)
             except JudgeOutputError as exc:
-                if correction:
+                if repair:
                     raise JudgeOutputError(
-                        f"{model}: no valid verdict after a corrective retry: {exc}"
+                        f"{model}: no valid verdict after a corrective retry: {exc}",
+                        input_tokens=usage.input_tokens,
+                        output_tokens=usage.output_tokens,
+                        calls=calls,
                     ) from exc
-                messages = prompt.corrective_messages(task, reply.content, str(exc))
+                first_error = str(exc)
+                messages = prompt.corrective_messages(
+                    task, reply.content, first_error, self._tool_use
+                )
                 continue
             return JudgeVerdict(
                 model=model,
@@ -156,6 +146,7 @@ class AnthropicJudge:
                 usage=usage,
                 cost_usd=self._prices[model].cost(usage),
                 calls=calls,
+                parse=VerdictParse(form=form, repaired=repair, first_error=_clipped(first_error)),
             )
         raise AssertionError("unreachable")  # pragma: no cover
 
@@ -167,7 +158,7 @@ class AnthropicJudge:
     ) -> tuple[Message, int]:
         """One logical call under the retry policy, with the HTTP calls it took."""
         made = 0
-        choice: anthropic.types.ToolChoiceToolParam = {"type": "tool", "name": prompt.TOOL_NAME}
+        tooling = self._tooling(tool)
 
         def once() -> Message:
             nonlocal made
@@ -175,16 +166,26 @@ class AnthropicJudge:
             reply = next(self._turns).messages.create(
                 model=model,
                 max_tokens=self._settings.judge_max_tokens,
-                system=prompt.system_blocks(),
-                tools=[tool],
-                tool_choice=choice,
+                system=prompt.system_blocks(self._tool_use),
                 messages=messages,
                 # SDK 1.x+ dropped sampling keywords from the signature; the API takes it.
                 extra_body=self._sampling,
+                **tooling,
             )
             return checked_message(reply)  # a garbled 200 is retried, never parsed
 
         return call_with_retry(self._policy, once), made
+
+    def _tooling(self, tool: anthropic.types.ToolParam) -> dict[str, Any]:
+        """The ``tools`` and ``tool_choice`` arguments the endpoint's tool use allows."""
+        if self._tool_use is ToolUse.NONE:
+            return {}
+        choice: anthropic.types.ToolChoiceParam = (
+            {"type": "tool", "name": prompt.TOOL_NAME}
+            if self._tool_use is ToolUse.FORCED
+            else {"type": "auto"}
+        )
+        return {"tools": [tool], "tool_choice": choice}
 
     def close(self) -> None:
         """Close the HTTP connection pools."""
@@ -201,3 +202,10 @@ class AnthropicJudge:
         tb: TracebackType | None,
     ) -> None:
         self.close()
+
+
+def _clipped(error: str | None, limit: int = 1000) -> str | None:
+    """``error`` within ``VerdictParse.first_error``'s length."""
+    if error is None or len(error) <= limit:
+        return error
+    return error[: limit - 3] + "..."

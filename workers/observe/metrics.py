@@ -121,6 +121,11 @@ class Instruments:
         self.judge_tokens = meter.create_counter(
             "windags.judge.tokens", unit="{token}", description="Tokens judges consumed."
         )
+        self.judge_parses = meter.create_counter(
+            "windags.judge.parses",
+            unit="{verdict}",
+            description="How model verdicts were read: form (tool/text/unusable) and repaired.",
+        )
         self.failure_probability = meter.create_histogram(
             "windags.escalation.failure_probability",
             unit="1",

@@ -12,7 +12,7 @@ from contextlib import contextmanager
 from typing import TYPE_CHECKING
 
 from opentelemetry import trace
-from opentelemetry.trace import Span, SpanKind, Status, StatusCode
+from opentelemetry.trace import Span, SpanKind
 from opentelemetry.util.types import AttributeValue
 
 from workers.observe.metrics import PRIOR_VERSION
@@ -20,7 +20,6 @@ from workers.observe.telemetry import current
 
 if TYPE_CHECKING:
     from schemas.hops import Stage1Report, Stage2Report
-    from schemas.judging import JudgeTask, JudgeVerdict
     from schemas.request import ReviewRequest
     from schemas.result import EscalationDecision, ReviewResult
 
@@ -182,65 +181,6 @@ def note_published(result: ReviewResult, *, added: bool, entry_id: str) -> None:
             "windags.stream.added": added,
         }
     )
-
-
-class JudgeCall:
-    """What ``judge_call`` yields: report the verdict with ``done``."""
-
-    def __init__(self, opened: Span, tier: str, model: str) -> None:
-        self._span = opened
-        self._tier = tier
-        self.model = model
-
-    def done(self, verdict: JudgeVerdict) -> None:
-        """Record model, tokens and cost of a successful evaluation."""
-        self.model = verdict.model
-        usage = verdict.usage
-        instruments = current().instruments
-        instruments.judge_calls.add(
-            1, {"model": verdict.model, "tier": self._tier, "outcome": "ok"}
-        )
-        for kind, count in (("input", usage.input_tokens), ("output", usage.output_tokens)):
-            if count:
-                instruments.judge_tokens.add(count, {"model": verdict.model, "type": kind})
-        if self._span.is_recording():
-            self._span.set_attributes(
-                {
-                    "gen_ai.response.model": verdict.model,
-                    "gen_ai.usage.input_tokens": usage.input_tokens,
-                    "gen_ai.usage.output_tokens": usage.output_tokens,
-                    "windags.judge.cache_read_tokens": usage.cache_read_input_tokens,
-                    "windags.judge.cost_usd": verdict.cost_usd,
-                    "windags.judge.calls": verdict.calls,
-                }
-            )
-
-
-@contextmanager
-def judge_call(task: JudgeTask, model: str) -> Iterator[JudgeCall]:
-    """A span around one ``judge.evaluate``; a raised error is counted by its class."""
-    tier = task.tier.value
-    attributes: dict[str, AttributeValue] = {
-        "windags.judge.tier": tier,
-        "gen_ai.request.model": model,
-        "windags.judge.dimensions": [d.value for d in task.dimensions],
-    }
-    with span(f"windags.judge {tier}", attributes=attributes) as opened:
-        call = JudgeCall(opened, tier, model)
-        try:
-            yield call
-        except Exception as exc:
-            error_class = type(exc).__name__
-            current().instruments.judge_calls.add(
-                1, {"model": model, "tier": tier, "outcome": "error"}
-            )
-            current().instruments.judge_errors.add(
-                1, {"model": model, "tier": tier, "error_class": error_class}
-            )
-            if opened.is_recording():
-                opened.set_attribute("error.type", error_class)
-                opened.set_status(Status(StatusCode.ERROR, str(exc)[:200]))
-            raise
 
 
 def set_outcome(opened: Span, outcome: str) -> None:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import re
 import uuid
 from collections.abc import Mapping
 from http.server import BaseHTTPRequestHandler
@@ -22,11 +23,31 @@ def _error_body(error_type: str, message: str, code: str | None = None) -> dict[
     return {"type": "error", "error": error}
 
 
+_DIMENSION_LINE = re.compile(r"^- ([a-z_]+): ", re.MULTILINE)
+
+
 def _tool_dimensions(body: Mapping[str, Any]) -> list[str]:
+    """The dimensions asked for: the tool's properties, else the prompt's list of them."""
     for tool in body.get("tools") or []:
         props = tool.get("input_schema", {}).get("properties", {})
         return [str(name) for name in props]
-    return []
+    return _prompt_dimensions(body)
+
+
+def _prompt_dimensions(body: Mapping[str, Any]) -> list[str]:
+    """The ``Dimensions to score:`` list of the first user turn (a request without tools)."""
+    messages = body.get("messages") or []
+    content = messages[0].get("content") if messages and isinstance(messages[0], dict) else ""
+    if isinstance(content, list):
+        content = "\n".join(
+            str(b.get("text", ""))
+            for b in content
+            if isinstance(b, dict) and b.get("type") == "text"
+        )
+    if not isinstance(content, str) or "Dimensions to score:" not in content:
+        return []
+    listed = content.split("Dimensions to score:", 1)[1].split("\n\n", 1)[0]
+    return _DIMENSION_LINE.findall(listed)
 
 
 def derived_scores(body: Mapping[str, Any]) -> dict[str, dict[str, Any]]:
@@ -133,8 +154,19 @@ class MessagesHandler(BaseHTTPRequestHandler):
         self._send(200, message)
 
     def _message(self, body: dict[str, Any], reply: Reply) -> dict[str, Any]:
+        answer_in_text = reply.kind is ReplyKind.OK and (
+            not self.server.tool_use or not body.get("tools")
+        )
         if reply.kind is ReplyKind.NO_TOOL:
             content: list[dict[str, Any]] = [{"type": "text", "text": "Looks fine to me."}]
+            stop_reason = "end_turn"
+        elif reply.kind is ReplyKind.TEXT:
+            content = [{"type": "text", "text": reply.text}]
+            stop_reason = reply.stop_reason
+        elif answer_in_text:  # no tool use here, or none asked for: the verdict as JSON text
+            scores = dict(reply.tool_input) if reply.tool_input is not None else None
+            text = json.dumps(scores if scores is not None else derived_scores(body))
+            content = [{"type": "text", "text": text}]
             stop_reason = "end_turn"
         else:
             if reply.tool_input is not None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import time
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -17,6 +18,7 @@ class ReplyKind(StrEnum):
     HANG = "hang"
     MALFORMED = "malformed"
     NO_TOOL = "no_tool"
+    TEXT = "text"
     RAW = "raw"
 
 
@@ -38,6 +40,10 @@ class Reply:
     """For RAW: the body sent verbatim with ``status`` (a garbled 200, say)."""
     content_type: str = "application/json"
     """For RAW: the ``content-type`` header."""
+    text: str = ""
+    """For TEXT: the reply's one text block, verbatim."""
+    stop_reason: str = "end_turn"
+    """For TEXT: the reply's ``stop_reason`` (``max_tokens`` for a cut reply)."""
 
     @classmethod
     def ok(
@@ -66,6 +72,30 @@ class Reply:
     def no_tool(cls) -> Reply:
         """A plain text answer with no tool call."""
         return cls(ReplyKind.NO_TOOL)
+
+    @classmethod
+    def text_reply(cls, text: str, stop_reason: str = "end_turn") -> Reply:
+        """A reply with one text block and no tool call.
+
+        What a server without tool use, or one that ignored ``tool_choice``, sends.
+        """
+        return cls(ReplyKind.TEXT, text=text, stop_reason=stop_reason)
+
+    @classmethod
+    def json_text(
+        cls,
+        scores: Mapping[str, float],
+        justification: str = "scripted evidence",
+        *,
+        preamble: str = "",
+        fenced: bool = False,
+    ) -> Reply:
+        """Scores as a JSON object in the text, after ``preamble``, fenced if asked."""
+        payload = json.dumps(
+            {dim: {"score": score, "justification": justification} for dim, score in scores.items()}
+        )
+        body = f"```json\n{payload}\n```" if fenced else payload
+        return cls.text_reply(f"{preamble}{body}")
 
     @classmethod
     def error(

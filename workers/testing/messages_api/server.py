@@ -31,10 +31,14 @@ class MessagesServer(ThreadingHTTPServer):
     block_on_close = True
     request_queue_size = 1024
 
-    def __init__(self, addr: tuple[str, int], api_key: str, latency_s: float) -> None:
+    def __init__(
+        self, addr: tuple[str, int], api_key: str, latency_s: float, tool_use: bool = True
+    ) -> None:
         super().__init__(addr, MessagesHandler)
         self.api_key = api_key
         self.latency_s = latency_s
+        # False: a server without tool use; OK replies carry the verdict as JSON text.
+        self.tool_use = tool_use
         self.stopping = threading.Event()
         self.lock = threading.Lock()
         self.script: deque[Reply] = deque()
@@ -111,10 +115,19 @@ class ServerHandle:
 
 @contextmanager
 def running_server(
-    api_key: str = DEFAULT_API_KEY, latency_s: float = 0.0, host: str = "127.0.0.1", port: int = 0
+    api_key: str = DEFAULT_API_KEY,
+    latency_s: float = 0.0,
+    host: str = "127.0.0.1",
+    port: int = 0,
+    *,
+    tool_use: bool = True,
 ) -> Iterator[ServerHandle]:
-    """Serve in a background thread; on exit wake hung handlers and join every thread."""
-    server = MessagesServer((host, port), api_key, latency_s)
+    """Serve in a background thread; on exit wake hung handlers and join every thread.
+
+    ``tool_use=False`` plays a server that ignores ``tools`` and ``tool_choice``: its OK
+    replies (scripted or derived) are the verdict as JSON in the text.
+    """
+    server = MessagesServer((host, port), api_key, latency_s, tool_use)
     thread = threading.Thread(
         target=server.serve_forever, args=(0.05,), name="messages-server", daemon=True
     )
@@ -137,11 +150,18 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--port", type=int, default=8765, help="0 picks a free port")
     parser.add_argument("--latency-ms", type=float, default=0.0)
     parser.add_argument("--api-key", default=DEFAULT_API_KEY)
+    parser.add_argument(
+        "--no-tool-use",
+        action="store_true",
+        help="ignore tools and tool_choice: answer the verdict as JSON text",
+    )
     args = parser.parse_args(argv)
     stopped = threading.Event()
     for signum in (signal.SIGINT, signal.SIGTERM):
         signal.signal(signum, lambda *_: stopped.set())
-    with running_server(args.api_key, args.latency_ms / 1000, args.host, args.port) as handle:
+    with running_server(
+        args.api_key, args.latency_ms / 1000, args.host, args.port, tool_use=not args.no_tool_use
+    ) as handle:
         print(f"listening on {handle.base_url}", flush=True)
         while not stopped.wait(0.2):
             pass
