@@ -19,7 +19,10 @@ import redis
 from kombu.connection import Connection
 from kombu.entity import Queue as KombuQueue
 
+from tests.infrastructure import wait_until
+from workers.fleet.app import celery_config
 from workers.fleet.transport import Transport
+from workers.settings import Settings
 
 pytestmark = pytest.mark.integration
 
@@ -160,3 +163,48 @@ def test_a_publish_through_a_closed_channel_is_a_connection_error(
             producer.publish({"review": "wd:n1:1"}, routing_key=keys["queue"])
 
     assert redis_db.llen(keys["queue"]) == 0
+
+
+def _sweep_and_die(url: str, options: dict[str, Any]) -> int:
+    """Run a restore sweep that SIGKILLs itself at its first restore; its exit code."""
+    command = [sys.executable, "-m", "tests.integration.dying_sweeper", url, json.dumps(options)]
+    return subprocess.run(command, timeout=60, capture_output=True, check=False).returncode
+
+
+#: Far below the 300 s kombu's restore mutex lives, far above what the fleet gives it.
+SWEEP_RECOVERY_BOUND_S = 60.0
+
+
+def test_a_sweeper_killed_holding_the_restore_mutex_does_not_stop_restores(
+    redis_url: str, redis_db: redis.Redis, keys: dict[str, str]
+) -> None:
+    """A sweeper killed mid-sweep (or whose release met Redis down) leaves the mutex held.
+
+    With kombu's 300 s no worker restored anything for five minutes: the chaos test lost
+    the reviews a killed Stage 1 had reserved. With the fleet's options (``app.py``) the
+    next sweep after the mutex expires hands the message back.
+    """
+    fleet = celery_config(Settings(redis_url=redis_url))["broker_transport_options"]
+    sweep = {name: fleet[name] for name in ("unacked_mutex_expire",) if name in fleet}
+    # Visibility 0: the record is overdue at once, for the dying sweeper and the next one.
+    options = _options(keys, visibility_timeout=0, **sweep)
+    body = {"review": "wd:n1:1"}
+    _publish(redis_url, keys, body)
+    assert _consume_and_die(redis_url, keys, "ours") == -9  # the message is in unacked
+
+    assert _sweep_and_die(redis_url, options) == -9
+    assert redis_db.exists(keys["unacked_mutex_key"]), "it died holding the mutex"
+    assert redis_db.hlen(keys["unacked_key"]) == 1, "and restored nothing"
+
+    with Connection(redis_url, transport=Transport, transport_options=options) as connection:
+        qos = connection.default_channel.qos
+
+        def restored() -> bool:
+            qos.restore_visible(num=None)  # a worker's periodic sweep
+            return bool(redis_db.llen(keys["queue"]))
+
+        back = wait_until(restored, timeout_s=SWEEP_RECOVERY_BOUND_S, every_s=0.5)
+
+    assert back, "the message stayed in unacked behind the dead sweeper's mutex"
+    assert redis_db.hlen(keys["unacked_key"]) == 0
+    assert _drain(redis_url, keys, [keys["queue"]], 1) == [body]

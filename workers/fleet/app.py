@@ -14,6 +14,13 @@ Why each reliability setting (see DESIGN.md, "What the stack really promises"):
   still down). Handlers catch everything else and bound it with our own try counter.
 - ``visibility_timeout`` above every hard time limit, in all three places Celery reads it:
   Redis redelivers any message unacked for longer, even one still running.
+- the restore sweep (every ``RESTORE_EVERY_S``, by every worker) holds a mutex that lives
+  ``RESTORE_EVERY_S`` too, not kombu's 300 s: a sweeper killed mid-sweep, or whose release
+  met Redis going down, left it behind, and no worker restored anything for five minutes,
+  whatever the visibility timeout (the chaos test, at 13 s, waits 90 s for the reviews a
+  killed Stage 1 had reserved: lost, with a mutex planted as such a sweeper leaves it).
+  Two sweeps at once are harmless: each restore is a transaction that finds the record
+  gone the second time.
 - delivery: ``workers/fleet/transport.py`` pops a message and records it as unacked in one
   Lua script, so a worker killed as Redis hands it a message loses nothing (kombu's
   BRPOP-then-write leaves a window where the message is nowhere).
@@ -50,6 +57,10 @@ from workers.settings import Settings
 #: kombu's and Celery's 10 made tasks wait on each other, failed acks with
 #: MaxConnectionsError, and after a Redis restart left a worker that no longer consumed.
 MAX_CONNECTIONS = 256
+
+#: Seconds between two restore sweeps of a worker (overdue ``unacked`` records back to their
+#: queues), and the most a sweeper that died holding the sweep's mutex holds the others back.
+RESTORE_EVERY_S = 5
 
 #: Faults of the connection to Redis (broker, streams): retrying later may succeed.
 CONNECTION_FAULTS: tuple[type[BaseException], ...] = (
@@ -93,8 +104,9 @@ def celery_config(settings: Settings) -> dict[str, Any]:
     visibility = settings.visibility_timeout_s
     transport = {
         "visibility_timeout": visibility,
-        "unacked_restore_interval": 5,
+        "unacked_restore_interval": RESTORE_EVERY_S,
         "unacked_restore_throttle": 1,
+        "unacked_mutex_expire": RESTORE_EVERY_S,
         "health_check_interval": 25,
         "socket_keepalive": True,
         "max_connections": MAX_CONNECTIONS,
