@@ -77,29 +77,6 @@ class Channel(clients.ClientsChannel):
     max_eta_s: float = schedule.MAX_ETA_S
     _waiting_on: str | None = None  # the BLMOVE wait's queue; None under kombu's BRPOP
 
-    def __init__(self, *args: Any, **kwargs: Any) -> None:
-        super().__init__(*args, **kwargs)  # pings: Redis answers
-        if self.ack_emulation:
-            self.qos.restore_orphans()  # what a connection that died held, back at once
-
-    def close(self) -> None:
-        """Hand back what this channel holds first, then close as kombu does.
-
-        kombu's close reads a pending wait's reply before its restore, and a dead socket
-        raises there: the restore never ran, and what the channel held waited for a
-        garbage collection of its QoS or the visibility timeout (seen: 82 reviews stuck
-        for over a minute after a Redis restart under gevent).
-        """
-        self._closing = True
-        if self._in_poll:
-            try:
-                self._brpop_read()
-            except (Empty, *self.connection_errors):
-                pass  # the message stays in its queue; the socket is gone
-        if self._qos is not None and not self.closed:
-            self._qos.restore_unacked_once()  # once: kombu's own call finds it done
-        super().close()
-
     @cached_property
     def _recorded(self) -> set[str]:  # delivery tags the take script recorded
         return set()
