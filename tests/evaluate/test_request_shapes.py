@@ -11,10 +11,13 @@ import json
 
 import pytest
 
+from schemas.judging import JudgeTier
+from schemas.quality import CEILING_DIMENSIONS, Dimension
 from schemas.request import GroundingPolicy, ReviewRequest, Source
 from schemas.result import ReviewResult
 from workers.evaluate.policy import DECLARED, DEFAULT, infer_policy, read_brief
 from workers.evaluate.task_parts import split_task
+from workers.judges.base import task_for
 from workers.judges.builtin import BuiltinJudge
 from workers.review import review
 from workers.settings import DEFAULT_PRICING
@@ -82,6 +85,39 @@ def test_a_wrong_summary_is_caught_in_every_shape_and_a_right_one_accepted() -> 
         # Numbers the input gives differently are definite: Stage 1 sends it back itself.
         assert {r.decision.value for r in wrong.values()} == {"iterate"}
         assert not any(r.escalation.escalate for r in wrong.values())
+
+
+@pytest.mark.parametrize(
+    "ask",
+    [
+        "Summarize the document in a few sentences.",
+        "Summarize the following article:\n\n{article}",
+        "<document>\n{article}\n</document>\nWrite a short summary of the document above.",
+        "Give a brief summary of the text below in three sentences:\n{article}",
+    ],
+)
+def test_the_ceiling_judges_an_ask_the_same_however_it_is_worded(ask: str) -> None:
+    """Words that set form or point at the input are not what an answer must cover.
+
+    HaluEval summaries: "in a few sentences" counted as two missing task terms, so the
+    built-in judge marked down escalated summaries only in the shape that said it.
+    """
+    output = {"kind": "text", "content": "Maria Lopez founded Acme Robotics in Lyon in 1998."}
+    tasks = (SUMMARY_TASK, ask.format(article=ARTICLE))
+    judged = [
+        BuiltinJudge()
+        .evaluate(
+            task_for(
+                request(task=task, sources=[{"id": "doc", "text": ARTICLE}], output=output),
+                JudgeTier.CEILING,
+                CEILING_DIMENSIONS,
+            )
+        )
+        .scores
+        for task in tasks
+    ]
+    assert judged[0] == judged[1]
+    assert judged[0][Dimension.RELEVANCE].score > 0.5
 
 
 def test_the_task_is_split_into_its_ask_and_the_material_pasted_into_it() -> None:

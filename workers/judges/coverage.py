@@ -10,6 +10,7 @@ import re
 from schemas.request import NodeOutput, OutputKind
 from workers.evaluate.findings import words
 from workers.evaluate.lexicon import NUMBER_WORDS
+from workers.evaluate.task_parts import MATERIAL_LABELS
 
 Measure = tuple[float, list[str]]
 
@@ -32,6 +33,16 @@ _STOPWORDS = set(
     "summarize assess design optimise optimize describe explain announce announcing "
     "implement build compose prepare review analyse analyze compare propose email".split()
 )
+#: Words that set an answer's form or length, or point at its input, not its subject:
+#: "in a few sentences", "a short summary", "the article below". An answer never has to
+#: repeat them, so asking the same thing in other words does not change relevance.
+_FORM_WORDS = {
+    *"few several brief briefly short shortly concise concisely sentence sentences word words "
+    "line lines paragraph paragraphs bullet bullets point points summary above below "
+    "following provided given based".split(),
+    *MATERIAL_LABELS,
+    *(f"{label}s" for label in MATERIAL_LABELS),
+}
 
 
 def completeness(output: NodeOutput, task: str | None) -> Measure:
@@ -97,7 +108,11 @@ def relevance(output: NodeOutput, task: str | None) -> Measure:
     """How much of the task's vocabulary the output takes up."""
     if not task:
         return 0.85, ["no task given: relevance judged on coherence alone"]
-    wanted = {w for w in words(task) if len(w) > 2 and w not in _STOPWORDS and not w.isdigit()}
+    wanted = {
+        w
+        for w in words(task)
+        if len(w) > 2 and w not in _STOPWORDS | _FORM_WORDS and not w.isdigit()
+    }
     if not wanted:
         return 0.85, ["the task has no content words to match"]
     have = set(words(output.content.replace("_", " ")))
