@@ -15,6 +15,7 @@ from schemas.judging import JudgeTier
 from schemas.quality import CEILING_DIMENSIONS, Dimension
 from schemas.request import GroundingPolicy, ReviewRequest, Source
 from schemas.result import ReviewResult
+from schemas.stages import IssueCode
 from workers.evaluate.policy import DECLARED, DEFAULT, infer_policy, read_brief
 from workers.evaluate.task_parts import split_task
 from workers.judges.base import task_for
@@ -87,6 +88,34 @@ def test_a_wrong_summary_is_caught_in_every_shape_and_a_right_one_accepted() -> 
         assert not any(r.escalation.escalate for r in wrong.values())
 
 
+BIOGRAPHIES = (
+    "Odile Marchand (born 2 March 1911) was a French poet. "
+    "Thomas Reed (born 2 June 1953) is an American philosopher."
+)
+QA_PROMPTS = (
+    "Answer the question using the knowledge.\nKnowledge: {material}\nQuestion: {ask}",
+    "### Background\n{material}\n\n### Question\n{ask}",
+)
+
+
+@pytest.mark.parametrize("prompt", QA_PROMPTS)
+@pytest.mark.parametrize("answer", ["Thomas Reed was born earlier.", "Odile Marchand."])
+def test_a_labelled_question_is_read_as_the_question_alone(prompt: str, answer: str) -> None:
+    """ "Question: Who ...?" is the question "Who ...?": the label is layout.
+
+    With the label read as part of the ask, a choice between two people went unread in
+    the task shapes, and a wrong choice was sent back only when the question came alone.
+    """
+    ask = "Who was born earlier, Odile Marchand or Thomas Reed?"
+    output = {"kind": "text", "content": answer}
+    alone = _review(task=ask, sources=[{"id": "k", "text": BIOGRAPHIES}], output=output)
+    pasted = _review(task=prompt.format(material=BIOGRAPHIES, ask=ask), output=output)
+    found = [tuple(sorted(i.code for i in r.stage1.wall.issues)) for r in (alone, pasted)]
+    assert found[0] == found[1]
+    assert alone.decision == pasted.decision
+    assert (IssueCode.CONTRADICTS_INPUT in found[0]) is answer.startswith("Thomas")
+
+
 @pytest.mark.parametrize(
     "ask",
     [
@@ -123,7 +152,8 @@ def test_the_ceiling_judges_an_ask_the_same_however_it_is_worded(ask: str) -> No
 def test_the_task_is_split_into_its_ask_and_the_material_pasted_into_it() -> None:
     parts = split_task(f"Answer from the knowledge.\nKnowledge: {ARTICLE}\nQuestion: Who?")
     assert parts.material == (ARTICLE,)
-    assert parts.ask is not None and "Question: Who?" in parts.ask and "1998" not in parts.ask
+    assert parts.ask is not None and "Who?" in parts.ask and "1998" not in parts.ask
+    assert "Question:" not in parts.ask
     assert split_task("Write a poem about autumn.").material == ()
     dialogue = "Reply to this conversation:\n[Human]: hi there [Assistant]: hello [Human]: " + (
         "tell me about robots " * 10

@@ -27,7 +27,7 @@ MATERIAL_LABELS = frozenset(
     retrieved source story text transcript
     """.split()
 )
-#: Labels of the ask: they end a material block and stay in the ask.
+#: Labels of the ask: they end a material block; what they label stays in the ask.
 ASK_LABELS = frozenset(
     """
     answer assistant chat conversation dialog dialogue format history human instruction
@@ -114,7 +114,9 @@ def _cut_labelled(text: str, blocks: list[str]) -> str:
         if _is_material(_label_of(match)) and body and speaker_turns(body) < 2:
             blocks.append(body)
         else:
-            kept.append(text[match.start() : end])
+            # "Question: Who ...?" asks "Who ...?": the label is layout, not words the
+            # node was given, so the ask reads the same as the question sent alone.
+            kept.append(text[match.end() : end])
     return "\n".join(k.strip("\n") for k in kept)
 
 

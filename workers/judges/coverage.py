@@ -33,13 +33,16 @@ _STOPWORDS = set(
     "summarize assess design optimise optimize describe explain announce announcing "
     "implement build compose prepare review analyse analyze compare propose email".split()
 )
-#: Words that set an answer's form or length, or point at its input, not its subject:
-#: "in a few sentences", "a short summary", "the article below". An answer never has to
+#: Words that set an answer's form or length, or point at its input or the ask, not its
+#: subject: "in a few sentences", "a short summary", "the article below", "answer the
+#: question". An answer never has to
 #: repeat them, so asking the same thing in other words does not change relevance.
 _FORM_WORDS = {
     *"few several brief briefly short shortly concise concisely sentence sentences word words "
     "line lines paragraph paragraphs bullet bullets point points summary above below "
     "following provided given based".split(),
+    *"answer question query reply response request instruction prompt task dialogue dialog "
+    "conversation chat format output".split(),
     *MATERIAL_LABELS,
     *(f"{label}s" for label in MATERIAL_LABELS),
 }
