@@ -202,3 +202,14 @@ def test_stage2_cost_is_estimated_from_pricing_and_size_when_absent() -> None:
     assert a.stage2_cost == pytest.approx(((1500 + 100) * 3.0 + 600 * 15.0) / 1e6)
     assert b.stage2_cost > a.stage2_cost
     assert estimate_stage2_cost(400, PRICE) == pytest.approx(a.stage2_cost)
+
+
+def test_stage2_cost_counts_the_sources_and_task_the_judge_reads() -> None:
+    """The Ceiling's prompt carries the node's input: a long article is paid for."""
+    output = {"kind": "text", "content": "x" * 400}
+    bare = decide_escalation(request(output=output), stage2_price=PRICE, stage1=PASSED)
+    article = [{"id": "doc", "text": "y" * 12_000}]
+    given = request(output=output, task="Summarize the document.", sources=article)
+    read = decide_escalation(given, stage2_price=PRICE, stage1=PASSED)
+    extra_tokens = (12_000 + len("Summarize the document.") + 400) // 4 - 100
+    assert read.stage2_cost - bare.stage2_cost == pytest.approx(extra_tokens * 3.0 / 1e6, abs=1e-6)

@@ -54,10 +54,21 @@ def cascade_waste(downstream: Iterable[DownstreamNode], cascade_probability: flo
     return sum(cost * cascade_probability**hops for hops, cost in sorted(by_hop.items()))
 
 
-def estimate_stage2_cost(output_chars: int, price: ModelPrice) -> float:
-    """A Ceiling review's cost from the output's size: ~4 characters a token."""
-    usage = TokenUsage(input_tokens=RUBRIC_TOKENS + output_chars // 4, output_tokens=VERDICT_TOKENS)
+def estimate_stage2_cost(prompt_chars: int, price: ModelPrice) -> float:
+    """A Ceiling review's cost from what its prompt carries: ~4 characters a token."""
+    usage = TokenUsage(input_tokens=RUBRIC_TOKENS + prompt_chars // 4, output_tokens=VERDICT_TOKENS)
     return price.cost(usage)
+
+
+def prompt_chars(request: ReviewRequest) -> int:
+    """The characters a Ceiling prompt carries besides its rubric.
+
+    The judge reads the output with everything the node was given (task, contract,
+    sources): a summary of a long article costs the article, not only the summary.
+    """
+    contract = request.contract.model_dump_json() if request.contract is not None else ""
+    given = sum(len(s.text) for s in request.sources)
+    return len(request.output.content) + len(request.task or "") + len(contract) + given
 
 
 def decide_escalation(
@@ -83,7 +94,7 @@ def decide_escalation(
     value = expected * post.catch_rate
     estimated = request.stage2_cost_usd is None
     cost = (
-        estimate_stage2_cost(len(request.output.content), stage2_price)
+        estimate_stage2_cost(prompt_chars(request), stage2_price)
         if request.stage2_cost_usd is None
         else request.stage2_cost_usd
     )
