@@ -129,7 +129,15 @@ def fold(text: str) -> str:
     if text.isascii():
         return text.lower()
     decomposed = unicodedata.normalize("NFKD", text.replace("’", "'"))
+    if max(decomposed) <= "\uffff":  # the common case, at C speed: a source is long
+        return decomposed.translate(_combining_marks()).lower()
     return "".join(c for c in decomposed if not unicodedata.combining(c)).lower()
+
+
+@lru_cache(maxsize=1)
+def _combining_marks() -> dict[int, None]:
+    """A ``str.translate`` table deleting the Basic Multilingual Plane's combining marks."""
+    return {cp: None for cp in range(0x10000) if unicodedata.combining(chr(cp))}
 
 
 def unjoin(text: str) -> str:
@@ -166,16 +174,24 @@ def tokens(text: str) -> list[Token]:
     out: list[Token] = []
     for match in _TOKEN.finditer(text):
         word = match.group().rstrip(",")
-        value = number_value(word)
-        folded, start = fold(word), match.start()
+        start = match.start()
+        value, key, stop = _read(word)
         if value is not None and out and _compound(out[-1], value, text, start):
             tens = out.pop()
             word, start = text[tens.start : start + len(word)], tens.start
-            value, folded = (tens.value or 0) + value, fold(word)
-        key = folded.replace(",", "") if word[:1].isdigit() else stem(folded)
-        stop = key in STOPWORDS or folded in STOPWORDS or _pronoun_contraction(folded)
+            _, key, stop = _read(word)
+            value = (tens.value or 0) + value
         out.append(Token(word, key, start, value, stop))
     return out
+
+
+@lru_cache(maxsize=65536)
+def _read(word: str) -> tuple[float | None, str, bool]:
+    """(value, key, stop) of one word: a source's words repeat, so each is read once."""
+    folded = fold(word)
+    key = folded.replace(",", "") if word[:1].isdigit() else stem(folded)
+    stop = key in STOPWORDS or folded in STOPWORDS or _pronoun_contraction(folded)
+    return number_value(word), key, stop
 
 
 def _compound(tens: Token, units: float, text: str, at: int) -> bool:
@@ -203,6 +219,11 @@ def prefix(key: str) -> str | None:
     return key[:PREFIX_CHARS] if len(key) > PREFIX_CHARS and key.isalpha() else None
 
 
+@lru_cache(maxsize=32)
 def squash(text: str) -> str:
-    """Folded text with every run of non-word characters made one space (for quotes)."""
+    """Folded text with every run of non-word characters made one space (for quotes).
+
+    Cached: one review squashes the same source for the task splitter, the policy and
+    each quote check; 32 entries bound the memory at a few outputs of the largest size.
+    """
     return " ".join(re.findall(r"[^\W_]+", fold(unjoin(text))))
