@@ -20,9 +20,9 @@ from workers.endpoint import OptionalPrice, endpoint_price, price_of
 from workers.endpoint import ToolUse as ToolUse
 from workers.errors import ConfigurationError
 from workers.keys import Keys
+from workers.redis_urls import check_master, checked_url
 
 ENV_PREFIX = "WINDAGS_"
-_REDIS_SCHEMES = ("redis://", "rediss://", "unix://")
 
 
 STAGE1_JUDGE_CALLS = 1
@@ -50,7 +50,9 @@ class Settings(BaseSettings):
         return (init_settings, env_settings) if cls._reads_environment else (init_settings,)
 
     redis_url: str = "redis://127.0.0.1:6379/0"
-    """Broker, streams and ledger."""
+    """Broker, streams and ledger: one Redis, or its Sentinels (``workers/redis_urls.py``)."""
+    redis_sentinel_master: str | None = Field(default=None, min_length=1)
+    """The primary's name its Sentinels know; needed with a ``sentinel://`` URL."""
     key_prefix: str = "windags"
     """Prefix of every Redis key the fleet writes."""
     stream_retention_s: int = Field(default=7 * 24 * 3600, ge=60)
@@ -150,9 +152,12 @@ class Settings(BaseSettings):
     @field_validator("redis_url")
     @classmethod
     def _redis_url_has_a_scheme(cls, value: str) -> str:
-        if not value.startswith(_REDIS_SCHEMES):
-            raise ValueError(f"must start with one of {', '.join(_REDIS_SCHEMES)}")
-        return value
+        return checked_url(value)
+
+    @model_validator(mode="after")
+    def _sentinels_name_their_master(self) -> Self:
+        check_master(self.redis_url, self.redis_sentinel_master)
+        return self
 
     @model_validator(mode="after")
     def _endpoint_price_is_whole(self) -> Self:

@@ -37,6 +37,9 @@ Why each reliability setting (see DESIGN.md, "What the stack really promises"):
   connections but never answers fails a call instead of hanging it.
 - the channel quarantines what it cannot deliver (``workers/fleet/transport.py``): it
   accepts only our task names, and messages up to ``message_limit``.
+- ``sentinel://`` URLs: the same channel on kombu's Sentinel pools
+  (``workers/fleet/sentinel.py``): after a failover a worker reconnects to the promoted
+  replica as after a Redis restart, and what it held comes back as after a kill.
 """
 
 from __future__ import annotations
@@ -49,7 +52,9 @@ from celery import Celery, Task
 from celery.exceptions import Reject
 
 from workers.fleet.queues import TASK_ROUTES, Queue, TaskName
+from workers.fleet.sentinel import SENTINEL_TRANSPORT
 from workers.fleet.transport import TRANSPORT
+from workers.redis_urls import is_sentinel
 from workers.settings import Settings
 
 #: Redis connections per broker channel, and producers per process. A gevent worker runs
@@ -171,6 +176,10 @@ def celery_config(settings: Settings) -> dict[str, Any]:
     if settings.redis_url.startswith("redis://"):
         # The same transport without a client object per command (workers/fleet/transport.py).
         config["broker_transport"] = TRANSPORT
+    elif is_sentinel(settings.redis_url):
+        # The primary the Sentinels name, and after a failover the replica they promote.
+        config["broker_transport"] = SENTINEL_TRANSPORT
+        transport["master_name"] = settings.redis_sentinel_master
     return config
 
 

@@ -15,11 +15,23 @@ from pathlib import Path
 import redis
 
 from workers.errors import FleetError
+from workers.redis_urls import is_sentinel, parse_sentinel_url
 
 
 def redis_answers(url: str, timeout_s: float = 1.0) -> bool:
-    """Whether a Redis answers PING at ``url``."""
-    client = redis.Redis.from_url(url, socket_connect_timeout=timeout_s, socket_timeout=timeout_s)
+    """Whether a Redis answers PING at ``url`` (for ``sentinel://``, one of the Sentinels)."""
+    timeouts = {"socket_connect_timeout": timeout_s, "socket_timeout": timeout_s}
+    if is_sentinel(url):
+        return any(
+            _pings(
+                redis.Redis(host, port, socket_connect_timeout=timeout_s, socket_timeout=timeout_s)
+            )
+            for host, port in parse_sentinel_url(url).sentinels
+        )
+    return _pings(redis.Redis.from_url(url, **timeouts))
+
+
+def _pings(client: redis.Redis) -> bool:
     try:
         return bool(client.ping())
     except (redis.RedisError, OSError):

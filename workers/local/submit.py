@@ -17,7 +17,7 @@ from redis.backoff import NoBackoff
 from redis.retry import Retry
 
 from schemas.request import ReviewRequest
-from workers.connections import socket_options
+from workers.connections import plain_client, socket_options
 from workers.errors import BrokerUnavailableError, InvalidRequest
 from workers.intake import load_json, request_from_obj
 from workers.settings import Settings
@@ -104,9 +104,7 @@ def submit_requests(settings: Settings, requests: list[ReviewRequest]) -> Submit
     started = time.monotonic()
     client = ReviewClient(settings)
     bound_s = check_bound_s(settings) + client.submit_bound_s
-    checker = redis.Redis.from_url(
-        settings.redis_url, **socket_options(settings), retry=Retry(NoBackoff(), 0)
-    )
+    checker = plain_client(settings, **socket_options(settings), retry=Retry(NoBackoff(), 0))
     try:
         done = _published(checker, settings, [r.review_key for r in requests])
         fresh = [r for r in requests if r.review_key not in done]
