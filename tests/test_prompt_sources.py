@@ -63,3 +63,20 @@ def test_the_grounding_policy_is_stated_with_the_sources_and_only_then() -> None
     assert "Grounding policy: open: the sources are reference" in user_prompt(opened)
     assert "Grounding policy: abstractive" in user_prompt(task(plain))
     assert "Grounding policy" not in user_prompt(task())
+
+
+def test_an_article_in_the_task_and_the_sources_is_in_the_prompt_once() -> None:
+    """The judge reads a copy once: the prompt (and its price) match every request shape."""
+    article = Source(id="doc", text="Acme Robotics was founded in 1998 in Lyon. " * 20)
+    pasted = JudgeTask(
+        tier=JudgeTier.CEILING,
+        dimensions=(Dimension.GROUNDING,),
+        output=output("text", "Acme was founded in 1998."),
+        task=f"Summarize the document.\nDocument: {article.text}",
+        sources=(article,),
+    )
+    prompt = user_prompt(pasted)
+    assert prompt.count("founded in 1998 in Lyon") == 20
+    assert "<node_task>\nSummarize the document.\n</node_task>" in prompt
+    alone = user_prompt(pasted.model_copy(update={"sources": ()}))
+    assert alone.count("founded in 1998 in Lyon") == 20  # without the source, the task keeps it

@@ -213,3 +213,9 @@ def test_stage2_cost_counts_the_sources_and_task_the_judge_reads() -> None:
     read = decide_escalation(given, stage2_price=PRICE, stage1=PASSED)
     extra_tokens = (12_000 + len("Summarize the document.") + 400) // 4 - 100
     assert read.stage2_cost - bare.stage2_cost == pytest.approx(extra_tokens * 3.0 / 1e6, abs=1e-6)
+    # The article pasted into the task as well is in the judge's prompt once, paid once.
+    both = request(output=output, task=f"Summarize the document.\nDocument: {'y' * 12_000}")
+    both = both.model_copy(update={"sources": given.sources})
+    assert (
+        decide_escalation(both, stage2_price=PRICE, stage1=PASSED).stage2_cost == read.stage2_cost
+    )

@@ -17,7 +17,7 @@ from schemas.request import GroundingPolicy, ReviewRequest, Source
 from schemas.result import ReviewResult
 from schemas.stages import IssueCode
 from workers.evaluate.policy import DECLARED, DEFAULT, infer_policy, read_brief
-from workers.evaluate.task_parts import split_task
+from workers.evaluate.task_parts import split_task, task_for_judge
 from workers.judges.base import task_for
 from workers.judges.builtin import BuiltinJudge
 from workers.review import review
@@ -147,6 +147,17 @@ def test_the_ceiling_judges_an_ask_the_same_however_it_is_worded(ask: str) -> No
     ]
     assert judged[0] == judged[1]
     assert judged[0][Dimension.RELEVANCE].score > 0.5
+
+
+def test_a_judge_reads_material_a_source_holds_once() -> None:
+    source = (Source(id="doc", text=ARTICLE),)
+    for prompt in PROMPTS:
+        task = prompt.format(article=ARTICLE)
+        judged = task_for_judge(task, source)
+        assert judged is not None and ARTICLE not in judged and "ummar" in judged
+        assert task_for_judge(task) == task  # no source holds it: the task keeps it
+    assert task_for_judge(SUMMARY_TASK, source) == SUMMARY_TASK
+    assert task_for_judge(None, source) is None
 
 
 def test_the_task_is_split_into_its_ask_and_the_material_pasted_into_it() -> None:

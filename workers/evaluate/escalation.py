@@ -20,6 +20,7 @@ from schemas.request import DownstreamNode, ReviewRequest
 from schemas.result import EscalationDecision, EscalationReason, Stage1Result
 from schemas.topology import DownstreamSource
 from workers.evaluate.calibration import posterior
+from workers.evaluate.task_parts import task_for_judge
 
 FAILURE_PROBABILITY_FLOOR = 0.01
 WASTE_CAP_MULTIPLE = 5.0
@@ -64,11 +65,13 @@ def prompt_chars(request: ReviewRequest) -> int:
     """The characters a Ceiling prompt carries besides its rubric.
 
     The judge reads the output with everything the node was given (task, contract,
-    sources): a summary of a long article costs the article, not only the summary.
+    sources): a summary of a long article costs the article, not only the summary, and
+    costs it once whether the article came in the task, the sources or both.
     """
     contract = request.contract.model_dump_json() if request.contract is not None else ""
     given = sum(len(s.text) for s in request.sources)
-    return len(request.output.content) + len(request.task or "") + len(contract) + given
+    task = task_for_judge(request.task, request.sources) or ""
+    return len(request.output.content) + len(task) + len(contract) + given
 
 
 def decide_escalation(

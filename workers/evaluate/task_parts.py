@@ -79,6 +79,20 @@ def split_task(task: str | None, sources: Sequence[Source] = ()) -> TaskParts:
     return TaskParts(ask or None, material, bool(blocks))
 
 
+def task_for_judge(task: str | None, sources: Sequence[Source] = ()) -> str | None:
+    """The task as a judge should read it: material a given source holds appears once.
+
+    "Summarize the document. Document: <article>" sent with the article as a source
+    would put the article in the judge's prompt twice, and price the review by that:
+    the ask and any material no source holds are kept, copies are left to the sources.
+    """
+    parts = split_task(task, sources)
+    if not task or not parts.pasted or not sources:
+        return task
+    kept = [text for text in (parts.ask, *parts.material) if text]
+    return "\n\n".join(kept) or None
+
+
 def speaker_turns(text: str) -> int:
     """How many speakers' turns ``text`` holds (a dialogue has two or more)."""
     return len(_TURN.findall(text))
