@@ -8,6 +8,7 @@ from typing import Annotated
 from pydantic import Field
 
 from schemas.base import NonNegative, Unit, Usd, WireModel
+from schemas.claims import MAX_CLAIMS, ClaimVerdict
 from schemas.quality import Dimension
 from schemas.request import MAX_SOURCES, GroundingPolicy, NodeOutput, OutputContract, Source
 
@@ -130,6 +131,9 @@ class JudgeVerdict(WireModel):
     """Model calls made, retries included."""
     parse: VerdictParse | None = None
     """How a model judge's reply was read; None for judges that call no model."""
+    claims: tuple[ClaimVerdict, ...] = Field(default=(), max_length=MAX_CLAIMS)
+    """The output's claims and their support in the sources, when the judge gave them
+    (Ceiling tasks with input to ground in); empty when it did not."""
 
 
 __all__ = [

@@ -8,6 +8,7 @@ from typing import Annotated
 from pydantic import Field
 
 from schemas.base import Unit, WireModel
+from schemas.claims import MAX_CLAIMS, CheckedClaim
 from schemas.quality import Dimension
 from schemas.request import GroundingPolicy
 
@@ -216,6 +217,9 @@ class Stage2Result(WireModel):
     """Pairwise position-bias check, when a baseline was given."""
     calls: Annotated[int, Field(ge=0)] = 0
     """Judge calls made."""
+    claims: tuple[CheckedClaim, ...] = Field(default=(), max_length=MAX_CLAIMS)
+    """The judge's per-claim grounding, each span checked against the sources, merged
+    with Stage 1's suspect findings into the grounding score (empty when not given)."""
 
 
 __all__ = [

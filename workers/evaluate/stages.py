@@ -23,6 +23,7 @@ from schemas.result import (
     WallResult,
 )
 from schemas.stages import Certainty, IssueCode
+from workers.evaluate.ceiling_claims import check_claims, merged_grounding
 from workers.evaluate.confidence import aggregate_confidence
 from workers.evaluate.findings import Finding
 from workers.evaluate.floor import check_floor
@@ -143,12 +144,26 @@ def apply_ceiling(
     review_ms: float,
     stage2: Stage2Result,
 ) -> Stage2Report:
-    """Merge a Ceiling verdict: length-normalised, no unjustified score above 0.8."""
+    """Merge a Ceiling verdict: length-normalised, no unjustified score above 0.8.
+
+    The verdict's claims, when it gave any and the node had input to ground in, are
+    checked against that input and merged with Stage 1's findings into grounding
+    (``ceiling_claims``); the checked claims are kept on ``stage2``.
+    """
     chars = len(request.output.content)
     updates = {
         d.value: _ceiling_score(verdict.scores.get(d), chars, request.output.kind)
         for d in CEILING_DIMENSIONS
     }
+    use = report.stage1.wall.grounding
+    if verdict.claims and use is not None:
+        issues = report.stage1.wall.issues
+        claims = check_claims(verdict.claims, request, issues, use.policy)
+        scope = grounding_scope(use, len(request.sources))
+        updates[Dimension.GROUNDING.value] = merged_grounding(
+            report.quality.grounding, claims, issues, scope
+        )
+        stage2 = stage2.model_copy(update={"claims": claims})
     return Stage2Report(
         stage2=stage2,
         quality=report.quality.model_copy(update=updates),

@@ -13,6 +13,7 @@ from schemas.result import (
     EscalationDecision,
     ReviewResult,
 )
+from workers.evaluate.ceiling_claims import merged_issues
 from workers.evaluate.convergence import monitor_convergence
 from workers.evaluate.feedback import synthesize_feedback
 from workers.evaluate.iteration import decide_iteration
@@ -64,11 +65,14 @@ def finalize(
     )
     feedback = None
     if decision is Decision.ITERATE:
+        issues = report.stage1.wall.issues
+        if stage2 is not None and stage2.stage2.claims:  # each claim once, Stage 1's merged
+            issues = merged_issues(issues, stage2.stage2.claims)
         feedback = synthesize_feedback(
             overall_score=basis.score,
             quality=quality,
             violations=report.stage1.floor.violations,
-            issues=report.stage1.wall.issues,
+            issues=issues,
         )
     _, quality_margin = nearest_threshold(basis.score, (ACCEPT_SCORE, HOPELESS_SCORE))
     margin_t = timeout_margin(request.node_elapsed_s, request.node_timeout_s)

@@ -32,8 +32,9 @@ from schemas.quality import Dimension
 from workers.endpoint import ToolUse
 from workers.errors import ConfigurationError, JudgeOutputError
 from workers.judges import prompt
+from workers.judges.asking import wants_claims
 from workers.judges.green import unpatch_idle_checks
-from workers.judges.reply import read_verdict
+from workers.judges.reply import read_reply, read_verdict
 from workers.judges.retry import RetryPolicy, call_with_retry, checked_message
 from workers.settings import Settings
 
@@ -118,7 +119,9 @@ class AnthropicJudge:
     def evaluate(self, task: JudgeTask) -> JudgeVerdict:
         """Score ``task.dimensions``; retries transient faults, repairs one bad reply."""
         model = self.model_for(task.tier)
-        tool = prompt.score_tool(task.dimensions, task.tier is JudgeTier.PAIRWISE)
+        tool = prompt.score_tool(
+            task.dimensions, task.tier is JudgeTier.PAIRWISE, claims=wants_claims(task)
+        )
         messages = prompt.initial_messages(task, self._tool_use)
         usage, calls = TokenUsage(), 0
         first_error: str | None = None
@@ -126,7 +129,7 @@ class AnthropicJudge:
             reply, made = self._create(model, tool, messages)
             usage, calls = usage + usage_of(reply), calls + made
             try:
-                scores, form = read_verdict(reply, task.dimensions)
+                reading = read_reply(reply, task.dimensions)
             except JudgeOutputError as exc:
                 if repair:
                     raise JudgeOutputError(
@@ -142,11 +145,14 @@ class AnthropicJudge:
                 continue
             return JudgeVerdict(
                 model=model,
-                scores=scores,
+                scores=reading.scores,
                 usage=usage,
                 cost_usd=self._prices[model].cost(usage),
                 calls=calls,
-                parse=VerdictParse(form=form, repaired=repair, first_error=_clipped(first_error)),
+                parse=VerdictParse(
+                    form=reading.form, repaired=repair, first_error=_clipped(first_error)
+                ),
+                claims=reading.claims,
             )
         raise AssertionError("unreachable")  # pragma: no cover
 

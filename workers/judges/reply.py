@@ -12,18 +12,22 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 from anthropic.types import Message
 from pydantic import TypeAdapter, ValidationError
 
+from schemas.claims import MAX_CLAIMS, ClaimVerdict
 from schemas.judging import DimensionVerdict, ReplyForm
 from schemas.quality import Dimension
 from workers.errors import JudgeOutputError
 from workers.evaluate.thresholds import JUSTIFY_ABOVE
 from workers.judges import prompt
+from workers.judges.asking import CLAIMS_KEY
 
 _SCORES = TypeAdapter(dict[Dimension, DimensionVerdict])
+_CLAIMS = TypeAdapter(list[ClaimVerdict])
 _DECODER = json.JSONDecoder()
 
 #: Keys under which a model that writes its tool call as text puts the tool's input.
@@ -34,8 +38,25 @@ MAX_OPENINGS = 200
 Scores = dict[Dimension, DimensionVerdict]
 
 
+@dataclass(frozen=True, slots=True)
+class Reading:
+    """A reply's verdict: the scores, the claims (empty when omitted), where it was found."""
+
+    scores: Scores
+    claims: tuple[ClaimVerdict, ...]
+    form: ReplyForm
+
+
 def read_verdict(reply: Message, dimensions: Sequence[Dimension]) -> tuple[Scores, ReplyForm]:
+    """The scores in ``reply`` and where they were found (``read_reply`` without claims)."""
+    reading = read_reply(reply, dimensions)
+    return reading.scores, reading.form
+
+
+def read_reply(reply: Message, dimensions: Sequence[Dimension]) -> Reading:
     """The verdict in ``reply``: its ``record_scores`` call, else a JSON object in its text.
+
+    The optional ``claims`` list is validated with the scores, in both forms.
 
     Raises:
         JudgeOutputError: no tool call and no JSON object in the text, or what was found
@@ -43,7 +64,9 @@ def read_verdict(reply: Message, dimensions: Sequence[Dimension]) -> tuple[Score
     """
     calls = [b for b in reply.content if b.type == "tool_use" and b.name == prompt.TOOL_NAME]
     if calls:
-        return validated(calls[0].input, dimensions, "tool input"), ReplyForm.TOOL
+        raw = calls[0].input
+        where = "tool input"
+        return Reading(validated(raw, dimensions, where), claims_of(raw, where), ReplyForm.TOOL)
     text = "".join(b.text for b in reply.content if b.type == "text")
     found, broken = json_object(text, dimensions), first_parse_error(text)
     cut = " (the reply was cut at max_tokens)" if reply.stop_reason == "max_tokens" else ""
@@ -56,26 +79,27 @@ def read_verdict(reply: Message, dimensions: Sequence[Dimension]) -> tuple[Score
             f"no {prompt.TOOL_NAME} tool call in the reply (stop_reason {reply.stop_reason}) "
             f"and no JSON object in its text ({shown})"
         )
-    return validated(found, dimensions, f"JSON in the text{cut}"), ReplyForm.TEXT
+    where = f"JSON in the text{cut}"
+    return Reading(validated(found, dimensions, where), claims_of(found, where), ReplyForm.TEXT)
 
 
 def validated(raw: object, dimensions: Sequence[Dimension], where: str) -> Scores:
     """``raw`` checked against the score schema.
 
-    Exactly ``dimensions`` as keys, each scored 0..1, every score above ``JUSTIFY_ABOVE``
-    justified.
+    Exactly ``dimensions`` as keys (and optionally ``claims``, checked by ``claims_of``),
+    each scored 0..1, every score above ``JUSTIFY_ABOVE`` justified.
 
     Raises:
         JudgeOutputError: what is wrong, naming the offending keys and fields.
     """
     wanted = {d.value for d in dimensions}
-    if not isinstance(raw, Mapping) or set(raw) != wanted:
+    if not isinstance(raw, Mapping) or set(raw) - {CLAIMS_KEY} != wanted:
         got = sorted(map(str, raw)) if isinstance(raw, Mapping) else type(raw).__name__
         raise JudgeOutputError(
             f"{where} must have exactly the keys {[d.value for d in dimensions]}, got {got}"
         )
     try:
-        scores = _SCORES.validate_python(dict(raw))
+        scores = _SCORES.validate_python({k: v for k, v in raw.items() if k != CLAIMS_KEY})
     except ValidationError as exc:
         detail = "; ".join(f"{'.'.join(map(str, e['loc']))}: {e['msg']}" for e in exc.errors()[:5])
         raise JudgeOutputError(f"invalid {where} {prompt.describe(raw)}: {detail}") from None
@@ -89,6 +113,28 @@ def validated(raw: object, dimensions: Sequence[Dimension], where: str) -> Score
             f"scores above {JUSTIFY_ABOVE} need a justification: {', '.join(stamped)}"
         )
     return scores
+
+
+def claims_of(raw: Mapping[str, Any], where: str) -> tuple[ClaimVerdict, ...]:
+    """The verdict's ``claims``, validated: empty when absent or null, cut at ``MAX_CLAIMS``.
+
+    Raises:
+        JudgeOutputError: ``claims`` is not a list of ``{claim, support, span, source}``.
+    """
+    listed = raw.get(CLAIMS_KEY)
+    if listed is None:
+        return ()
+    if not isinstance(listed, list):
+        raise JudgeOutputError(
+            f"{where}: {CLAIMS_KEY} must be a list of claims, got {type(listed).__name__}"
+        )
+    try:
+        return tuple(_CLAIMS.validate_python(listed[:MAX_CLAIMS]))
+    except ValidationError as exc:
+        detail = "; ".join(
+            f"{CLAIMS_KEY}.{'.'.join(map(str, e['loc']))}: {e['msg']}" for e in exc.errors()[:5]
+        )
+        raise JudgeOutputError(f"invalid {where}: {detail}") from None
 
 
 def json_object(text: str, dimensions: Sequence[Dimension]) -> Mapping[str, Any] | None:

@@ -26,11 +26,15 @@ def _error_body(error_type: str, message: str, code: str | None = None) -> dict[
 _DIMENSION_LINE = re.compile(r"^- ([a-z_]+): ", re.MULTILINE)
 
 
+#: Tool properties beside the dimensions: the optional per-claim grounding list.
+NOT_DIMENSIONS = frozenset({"claims"})
+
+
 def _tool_dimensions(body: Mapping[str, Any]) -> list[str]:
     """The dimensions asked for: the tool's properties, else the prompt's list of them."""
     for tool in body.get("tools") or []:
         props = tool.get("input_schema", {}).get("properties", {})
-        return [str(name) for name in props]
+        return [str(name) for name in props if name not in NOT_DIMENSIONS]
     return _prompt_dimensions(body)
 
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 import time
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any
@@ -51,9 +51,14 @@ class Reply:
         scores: Mapping[str, float] | None = None,
         latency_s: float | None = None,
         justification: str = "scripted evidence",
+        *,
+        claims: Sequence[Mapping[str, Any]] | None = None,
     ) -> Reply:
-        """A valid tool call; ``scores`` by dimension value, else derived from the request."""
-        tool_input = (
+        """A valid tool call; ``scores`` by dimension value, else derived from the request.
+
+        ``claims``, when given, is the tool input's per-claim grounding list, verbatim.
+        """
+        tool_input: dict[str, Any] | None = (
             None
             if scores is None
             else {
@@ -61,6 +66,8 @@ class Reply:
                 for dim, score in scores.items()
             }
         )
+        if tool_input is not None and claims is not None:
+            tool_input["claims"] = [dict(c) for c in claims]
         return cls(ReplyKind.OK, tool_input=tool_input, latency_s=latency_s)
 
     @classmethod
@@ -89,11 +96,18 @@ class Reply:
         *,
         preamble: str = "",
         fenced: bool = False,
+        claims: Sequence[Mapping[str, Any]] | None = None,
     ) -> Reply:
-        """Scores as a JSON object in the text, after ``preamble``, fenced if asked."""
-        payload = json.dumps(
-            {dim: {"score": score, "justification": justification} for dim, score in scores.items()}
-        )
+        """Scores (and ``claims``, when given) as a JSON object in the text.
+
+        After ``preamble``, fenced if asked.
+        """
+        verdict: dict[str, Any] = {
+            dim: {"score": score, "justification": justification} for dim, score in scores.items()
+        }
+        if claims is not None:
+            verdict["claims"] = [dict(c) for c in claims]
+        payload = json.dumps(verdict)
         body = f"```json\n{payload}\n```" if fenced else payload
         return cls.text_reply(f"{preamble}{body}")
 
