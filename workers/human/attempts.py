@@ -18,25 +18,14 @@ from schemas.request import ReviewRequest
 from schemas.result import ReviewResult
 from workers.evaluate.calibration import evidence_of
 from workers.keys import Keys
+from workers.results.booking import RECORD_ATTEMPT_LUA, AttemptWrite
 
 # KEYS: the node's hash. ARGV: attempt, record JSON, ttl s, records kept, 'nx' to keep
 # a record already there.
-_RECORD: Final = """
-if ARGV[5] == 'nx' then
-  redis.call('HSETNX', KEYS[1], ARGV[1], ARGV[2])
-else
-  redis.call('HSET', KEYS[1], ARGV[1], ARGV[2])
-end
-redis.call('EXPIRE', KEYS[1], ARGV[3])
-local n = redis.call('HLEN', KEYS[1])
-local kept = tonumber(ARGV[4])
-if n > kept then
-  local fields = redis.call('HKEYS', KEYS[1])
-  table.sort(fields, function(a, b) return tonumber(a) < tonumber(b) end)
-  for i = 1, n - kept do redis.call('HDEL', KEYS[1], fields[i]) end
-end
-return n
-"""
+_RECORD: Final = (
+    RECORD_ATTEMPT_LUA
+    + "return record_attempt(KEYS[1], ARGV[1], ARGV[2], ARGV[3], ARGV[4], ARGV[5])\n"
+)
 
 
 def stage_one_view(result: ReviewResult, request: ReviewRequest) -> StageOneView:
@@ -59,6 +48,17 @@ def stage_one_view(result: ReviewResult, request: ReviewRequest) -> StageOneView
     )
 
 
+def attempt_record(result: ReviewResult, request: ReviewRequest) -> AttemptRecord:
+    """The record of a published result: its score and what Stage 1 saw."""
+    return AttemptRecord(
+        attempt=result.attempt,
+        skill_id=request.skill.id,
+        score=result.basis.score,
+        dimension=result.basis.dimension,
+        stage1=stage_one_view(result, request),
+    )
+
+
 class AttemptStore:
     """Reads and writes attempt records; one per process, thread-safe."""
 
@@ -75,15 +75,19 @@ class AttemptStore:
         A record already there is kept: a replayed publication must not erase what a
         person has since added to it.
         """
-        record = AttemptRecord(
-            attempt=result.attempt,
-            skill_id=request.skill.id,
-            score=result.basis.score,
-            dimension=result.basis.dimension,
-            stage1=stage_one_view(result, request),
-        )
+        record = attempt_record(result, request)
         self._write(result.dag_id, result.node_id, record, keep=True)
         return record
+
+    def pending(self, result: ReviewResult, request: ReviewRequest) -> AttemptWrite:
+        """What ``record`` writes, for the publish script to write with the entry."""
+        return AttemptWrite(
+            key=self._keys.attempts(result.dag_id, result.node_id),
+            attempt=result.attempt,
+            record_json=attempt_record(result, request).model_dump_json(),
+            ttl_s=self._ttl_s,
+            kept=self._kept,
+        )
 
     def record_human(
         self, dag_id: str, node_id: str, attempt: int, score: float, action: VerdictAction

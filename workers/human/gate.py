@@ -17,11 +17,12 @@ from schemas.request import ReviewRequest
 from schemas.result import ReviewResult
 from workers.evaluate.calibration import peer_evaluator
 from workers.evaluate.human import needs_human, reasons_for_human
-from workers.human.attempts import AttemptStore, with_fleet_history
+from workers.human.attempts import AttemptStore, attempt_record, with_fleet_history
 from workers.human.marks import BookkeepingMarks
 from workers.human.outcomes import OutcomeStore, labelled, stage2_label, utc_now
 from workers.human.queue import ReviewQueue
 from workers.human.verdicts import VerdictDesk
+from workers.results.booking import Booking
 from workers.settings import Settings
 
 
@@ -39,21 +40,45 @@ class HumanGate:
         """``request`` with the fleet's record of its earlier attempts, if it sent none."""
         return with_fleet_history(request, self.attempts)
 
-    def after_publish(self, result: ReviewResult, request: ReviewRequest, *, added: bool) -> bool:
+    def booking(self, result: ReviewResult, request: ReviewRequest) -> Booking:
+        """What the publish script writes with ``result``'s entry.
+
+        Always the attempt record; the mark too when that is the whole bookkeeping (no
+        labels, no person to ask), so an accepted node's bookkeeping costs no round trip.
+        """
+        write = self.attempts.pending(result, request)
+        if self._labels(result, request) or needs_human(result):
+            return Booking(write)
+        return Booking(write, self.marks.key(request.review_key), self.marks.ttl_s)
+
+    def after_publish(
+        self,
+        result: ReviewResult,
+        request: ReviewRequest,
+        *,
+        added: bool,
+        booking: Booking | None = None,
+    ) -> bool:
         """Remember a published result, once; whether it entered the review queue now.
 
-        ``added``: this call published the entry. A redelivery that finds the entry there
-        (``added`` false) does the bookkeeping only if the worker that published it died
-        before finishing it: every step keeps what is there, so nothing is done twice and
-        an escalation to a person is never lost.
+        ``added``: this call published the entry, and ``booking`` (from ``booking``) in
+        the same script. A redelivery that finds the entry there (``added`` false) does the
+        bookkeeping only if the worker that published it died before finishing it: every
+        step keeps what is there, so nothing is done twice and an escalation to a person
+        is never lost.
         """
+        if added and booking is not None and booking.mark is not None:
+            return False  # the script did it all
         if not added and self.marks.is_done(request.review_key):
             return False
-        earlier = self.attempts.records(result.dag_id, result.node_id, before=result.attempt)
-        record = self.attempts.record(result, request)
-        self._label(result, request, record)
+        if added and booking is not None:
+            record = attempt_record(result, request)  # written with the entry
+        else:
+            record = self.attempts.record(result, request)
+        self._record_labels(result, request, record)
         queued = False
         if needs_human(result):
+            earlier = self.attempts.records(result.dag_id, result.node_id, before=result.attempt)
             queued = self.queue.enqueue(
                 ReviewItem(
                     review_key=request.review_key,
@@ -86,7 +111,10 @@ class HumanGate:
         )
         return True
 
-    def _label(self, result: ReviewResult, request: ReviewRequest, record: AttemptRecord) -> None:
+    def _labels(
+        self, result: ReviewResult, request: ReviewRequest
+    ) -> list[tuple[OutcomeSource, str, float]]:
+        """The labels ``result`` gives: Stage 2's verdict, the request's signals."""
         labels = []
         judged = stage2_label(result)
         if judged is not None:
@@ -97,7 +125,12 @@ class HumanGate:
         if signals is not None and signals.peer is not None:
             # The request names no peer: its record is kept per skill it reviewed.
             labels.append((OutcomeSource.PEER, peer_evaluator(request), signals.peer))
-        for source, evaluator, label in labels:
+        return labels
+
+    def _record_labels(
+        self, result: ReviewResult, request: ReviewRequest, record: AttemptRecord
+    ) -> None:
+        for source, evaluator, label in self._labels(result, request):
             self.outcomes.record(
                 labelled(
                     source,

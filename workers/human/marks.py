@@ -3,7 +3,8 @@
 Publication adds a result's stream entry in one script; remembering the attempt, its
 labels and (for a person) its queue item follows. A worker killed in between leaves the
 entry without them, and the redelivery, finding the entry, would add nothing. The mark is
-set last, so its absence tells the redelivery to finish the job.
+set last, so its absence tells the redelivery to finish the job. When the attempt record
+is all there is to do, the publish script writes it and the mark with the entry.
 """
 
 from __future__ import annotations
@@ -20,6 +21,15 @@ class BookkeepingMarks:
         self._redis = client
         self._keys = keys
         self._ttl_s = ttl_s
+
+    @property
+    def ttl_s(self) -> int:
+        """How long a mark lasts: as long as the results stream keeps the entry."""
+        return self._ttl_s
+
+    def key(self, review_key: str) -> str:
+        """The mark's key, for the publish script to set with the entry."""
+        return self._keys.booked(review_key)
 
     def is_done(self, review_key: str) -> bool:
         """Whether the bookkeeping of ``review_key``'s publication is done."""

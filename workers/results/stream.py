@@ -1,8 +1,9 @@
 """Publication of results on the per-DAG Redis stream: exactly one entry per review key.
 
 Celery delivers at least once, so the same review can finish twice (a redelivery after
-a worker died, a retry). The check-and-add runs as one Lua script: if the review key
-was already published the script returns the first entry's id and adds nothing. Streams
+a worker died, a retry). The check-and-add runs as one Lua script
+(``workers.results.booking``): if the review key was already published the script
+returns the first entry's id and adds nothing. Streams
 are trimmed by age (MINID), never by a small count, which would delete entries no
 subscriber has read yet.
 """
@@ -19,25 +20,8 @@ from schemas.human import HumanDecision, HumanVerdict
 from schemas.result import ReviewError, ReviewResult
 from workers.errors import PublishError
 from workers.keys import Keys
+from workers.results.booking import PUBLISH_ONCE_LUA, Booking
 from workers.results.ledger import Charge
-
-# KEYS: stream, dedup key[, ledger total, ledger charged marker]. ARGV: retention ms,
-# dedup ttl s, charge USD ('' for none), ledger ttl s, then field/value pairs. A charge
-# applies only with the entry it pays for, once per marker (the ledger's own script).
-_PUBLISH_ONCE: Final = """
-local existing = redis.call('GET', KEYS[2])
-if existing then return {0, existing} end
-local now = redis.call('TIME')
-local now_ms = tonumber(now[1]) * 1000 + math.floor(tonumber(now[2]) / 1000)
-local minid = tostring(math.max(0, now_ms - tonumber(ARGV[1]))) .. '-0'
-local id = redis.call('XADD', KEYS[1], 'MINID', '~', minid, '*', unpack(ARGV, 5))
-redis.call('SET', KEYS[2], id, 'EX', tonumber(ARGV[2]))
-if ARGV[3] ~= '' and redis.call('SET', KEYS[4], ARGV[3], 'NX', 'EX', ARGV[4]) then
-  redis.call('INCRBYFLOAT', KEYS[3], ARGV[3])
-  redis.call('EXPIRE', KEYS[3], ARGV[4])
-end
-return {1, id}
-"""
 
 
 class EntryKind(StrEnum):
@@ -83,19 +67,25 @@ class ResultStream:
         self._keys = keys
         self._retention_ms = retention_s * 1000
         self._dedup_ttl_s = dedup_ttl_s
-        self._script = client.register_script(_PUBLISH_ONCE)
+        self._script = client.register_script(PUBLISH_ONCE_LUA)
 
     def is_published(self, review_key: str) -> bool:
         """Whether a result or error for ``review_key`` is already on its stream."""
         return bool(self._redis.exists(self._keys.published(review_key)))
 
     def publish_result(
-        self, result: ReviewResult, *, traceparent: str | None = None, charge: Charge | None = None
+        self,
+        result: ReviewResult,
+        *,
+        traceparent: str | None = None,
+        charge: Charge | None = None,
+        booking: Booking | None = None,
     ) -> Published:
         """Add ``result`` to its DAG's stream unless its review key is already there.
 
-        ``charge`` (``CostLedger.pending_charge``) is applied in the same script, only when
-        the entry is added: one round trip, and no entry without its charge.
+        ``charge`` (``CostLedger.pending_charge``) and ``booking`` (``HumanGate.booking``)
+        are applied in the same script, only when the entry is added: one round trip, and
+        no entry without its charge and its attempt record.
         """
         review_key = f"{result.dag_id}:{result.node_id}:{result.attempt}"
         return self._publish(
@@ -105,6 +95,7 @@ class ResultStream:
             result.model_dump_json(by_alias=True),
             traceparent,
             charge,
+            booking,
         )
 
     def publish_error(
@@ -141,19 +132,25 @@ class ResultStream:
         payload: str,
         traceparent: str | None,
         charge: Charge | None = None,
+        booking: Booking | None = None,
     ) -> Published:
         fields = ["kind", kind.value, "review_key", review_key, "payload", payload]
         if traceparent:
             fields += ["traceparent", traceparent]
-        keys = [stream, self._keys.published(review_key)]
-        billing: list[str | int] = ["", 0]
+        keys = [stream, self._keys.published(review_key), stream, stream, stream, stream]
+        args: list[str | int] = [self._retention_ms, self._dedup_ttl_s, "", 0, "", "", 0, 0, ""]
         if charge is not None:
-            keys += charge.keys
-            billing = list(charge.args)
+            keys[2:4] = charge.keys
+            args[2:4] = charge.args
+        if booking is not None:
+            write = booking.attempt
+            keys[4] = write.key
+            args[4:8] = [write.attempt, write.record_json, write.ttl_s, write.kept]
+            if booking.mark is not None:
+                keys[5] = booking.mark
+                args[8] = booking.mark_ttl_s
         try:
-            added, entry_id = self._script(
-                keys=keys, args=[self._retention_ms, self._dedup_ttl_s, *billing, *fields]
-            )
+            added, entry_id = self._script(keys=keys, args=[*args, *fields])
         except redis.RedisError as exc:
             raise PublishError(f"could not publish {review_key} to {stream}: {exc}") from exc
         return Published(entry_id=_text(entry_id), added=bool(added))
