@@ -3,6 +3,13 @@
 Redis keeps no delivery count, so a task that fails or kills its worker every time
 would loop forever; past ``max_task_tries`` the review is dead-lettered with a
 ``poison`` entry instead.
+
+A first delivery (neither restored by kombu, which marks what it restores
+``redelivered``, nor a Celery retry, which counts its ``retries``) is the first try of
+its message: a stage with no claim counts nothing then, and every later delivery counts
+one more than the counter says. An accepted node's Stage 1 and router cost no round trip
+for the count; a task that kills its worker is still dead-lettered after the same number
+of tries, since every delivery after the first is counted.
 """
 
 from __future__ import annotations
@@ -10,6 +17,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Callable
 from dataclasses import dataclass
+from enum import StrEnum
 
 from pydantic import ValidationError
 
@@ -18,10 +26,21 @@ from workers.fleet.deps import Deps
 from workers.fleet.outcome import CLAIM_WAIT, Outcome, RetryLater
 from workers.fleet.queues import Queue
 from workers.fleet.refusals import as_text, dead_letter
-from workers.fleet.tries import digest
+from workers.fleet.tries import TryCount, digest
 
 log = logging.getLogger("windags.fleet")
 MAX_RETRY_DELAY_S = 30.0
+
+
+class Delivery(StrEnum):
+    """What the broker tells of one delivery of a task."""
+
+    FIRST = "first"
+    """Neither redelivered nor a retry: no earlier try of this message to count."""
+    AGAIN = "again"
+    """Redelivered (after a death, a requeue, a restore) or a retry of an earlier try."""
+    UNKNOWN = "unknown"
+    """Not told (a handler driven directly): every try is counted as it runs."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -39,15 +58,28 @@ class Job:
     """Ask, in the same round trip as the count, whether the review is on its stream."""
     claim: str | None = None
     """A Redis key a live worker holds while it does this job's work."""
+    delivery: Delivery = Delivery.UNKNOWN
+    """Whether this is the message's first delivery (``Delivery``)."""
 
     @classmethod
     def of_hop(
-        cls, stage: Queue, identity_json: object, raw: str, *, check_published: bool = False
+        cls,
+        stage: Queue,
+        identity_json: object,
+        raw: str,
+        *,
+        check_published: bool = False,
+        delivery: Delivery = Delivery.UNKNOWN,
     ) -> Job:
         """A job of an internal hop, whose first argument is the review's identity."""
         whose = read_identity(identity_json)
         identity = whose.key if whose is not None else digest(as_text(identity_json) + raw)
-        return cls(stage, identity, raw, whose, check_published=check_published)
+        return cls(stage, identity, raw, whose, check_published=check_published, delivery=delivery)
+
+    @property
+    def counts_lazily(self) -> bool:
+        """Whether the first delivery goes uncounted (a stage that holds no claim)."""
+        return self.claim is None and self.delivery is not Delivery.UNKNOWN
 
 
 def read_identity(identity_json: object) -> ReviewIdentity | None:
@@ -66,7 +98,7 @@ def guarded(job: Job, deps: Deps, work: Callable[[bool], Outcome]) -> Outcome:
     A delivery past the limit while a live worker holds ``job.claim`` waits instead: its
     poison entry would take the stream slot of that worker's result.
     """
-    count = deps.tries.bump(job.stage.value, job.identity, check_published=job.check_published)
+    count = _count(job, deps)
     limit = deps.settings.max_task_tries
     if count.tries > limit and job.claim is not None and deps.redis.exists(job.claim):
         deps.tries.unbump(job.stage.value, job.identity)
@@ -92,9 +124,19 @@ def guarded(job: Job, deps: Deps, work: Callable[[bool], Outcome]) -> Outcome:
         why = f"{job.stage.value} failed {count.tries} times; last: {error}"
         _give_up(job, why, count.tries, deps)
         return None
-    if isinstance(outcome, RetryLater) and not outcome.counted:
+    if isinstance(outcome, RetryLater) and not outcome.counted and not job.counts_lazily:
         deps.tries.unbump(job.stage.value, job.identity)
     return outcome
+
+
+def _count(job: Job, deps: Deps) -> TryCount:
+    """This delivery's place in the review's tries (``Delivery``)."""
+    if job.counts_lazily and job.delivery is Delivery.FIRST:
+        return TryCount(1)  # nothing written: the first delivery of its message
+    count = deps.tries.bump(job.stage.value, job.identity, check_published=job.check_published)
+    if job.counts_lazily:  # the uncounted first delivery came before this one
+        return TryCount(count.tries + 1, count.published)
+    return count
 
 
 def _give_up(job: Job, message: str, tries: int, deps: Deps) -> None:

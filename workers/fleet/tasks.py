@@ -25,6 +25,7 @@ from celery.signals import (
 
 from workers.fleet import heap, lifeline
 from workers.fleet.deps import Deps, build_deps
+from workers.fleet.guard import Delivery
 from workers.fleet.handlers import handle_malformed, handle_router, handle_stage1, handle_stage2
 from workers.fleet.outcome import Hop, Outcome, RetryLater
 from workers.fleet.quarantine import quarantine_refused
@@ -140,7 +141,7 @@ def _run(task: Task, stage: Queue, args: tuple[Any, ...], kwargs: dict[str, Any]
     """Call the stage's handler inside its span, then follow the outcome."""
     deps = deps_of(task.app)
     with spans.stage_span(stage.value) as opened:
-        outcome = _handle(stage, args, kwargs, deps, tracecontext.traceparent())
+        outcome = _handle(stage, args, kwargs, deps, tracecontext.traceparent(), delivery_of(task))
         if isinstance(outcome, Hop):
             spans.set_outcome(opened, f"hop:{outcome.task.value}")
         else:
@@ -159,17 +160,31 @@ def _run(task: Task, stage: Queue, args: tuple[Any, ...], kwargs: dict[str, Any]
         raise task.retry(countdown=outcome.delay_s, max_retries=None, exc=None)
 
 
+def delivery_of(task: Task) -> Delivery:
+    """Whether the running task is its message's first delivery.
+
+    kombu marks a message it restores (a dead worker's, a requeue, an overdue one)
+    ``redelivered``; a Celery retry is a new message that counts its ``retries``.
+    """
+    request = task.request
+    info = request.delivery_info or {}
+    if request.retries or info.get("redelivered") or (request.headers or {}).get("redelivered"):
+        return Delivery.AGAIN
+    return Delivery.FIRST
+
+
 def _handle(
     stage: Queue,
     args: tuple[Any, ...],
     kwargs: dict[str, Any],
     deps: Deps,
     traceparent: str | None,
+    delivery: Delivery = Delivery.UNKNOWN,
 ) -> Outcome:
     """The stage's handler, or the malformed-call answer when the arguments misfit."""
     if len(args) != _ARITY[stage] or kwargs:
         return handle_malformed(stage, args, kwargs, deps)
-    return _HANDLERS[stage](*args, deps, traceparent=traceparent)
+    return _HANDLERS[stage](*args, deps, traceparent=traceparent, delivery=delivery)
 
 
 _HANDLERS: dict[Queue, Callable[..., Outcome]] = {

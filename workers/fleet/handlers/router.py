@@ -6,7 +6,7 @@ from schemas.hops import RoutedReview, Stage1Report
 from schemas.request import ReviewRequest
 from workers.evaluate import decide_escalation, finalize
 from workers.fleet.deps import Deps
-from workers.fleet.guard import Job, guarded
+from workers.fleet.guard import Delivery, Job, guarded
 from workers.fleet.outcome import Hop, Outcome
 from workers.fleet.publish import publish
 from workers.fleet.queues import Queue, TaskName
@@ -21,9 +21,10 @@ def handle_router(
     deps: Deps,
     *,
     traceparent: str | None = None,
+    delivery: Delivery = Delivery.UNKNOWN,
 ) -> Outcome:
     """Decide on Stage 2 from the request and Stage 1's report; publish when not escalated."""
-    job = Job.of_hop(Queue.ROUTER, identity_json, request_json)
+    job = Job.of_hop(Queue.ROUTER, identity_json, request_json, delivery=delivery)
 
     def work(_: bool) -> Outcome:
         request = ReviewRequest.model_validate_json(request_json)

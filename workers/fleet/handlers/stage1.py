@@ -8,7 +8,7 @@ from workers.errors import InvalidRequest
 from workers.evaluate import run_stage1
 from workers.evaluate.calibration import with_historical_reliability
 from workers.fleet.deps import Deps
-from workers.fleet.guard import Job, guarded
+from workers.fleet.guard import Delivery, Job, guarded
 from workers.fleet.outcome import Hop, Outcome
 from workers.fleet.queues import Queue, TaskName
 from workers.fleet.refusals import as_text, refuse
@@ -19,7 +19,13 @@ from workers.observe import spans
 from workers.topology import with_derived_downstream
 
 
-def handle_stage1(raw: object, deps: Deps, *, traceparent: str | None = None) -> Outcome:
+def handle_stage1(
+    raw: object,
+    deps: Deps,
+    *,
+    traceparent: str | None = None,
+    delivery: Delivery = Delivery.UNKNOWN,
+) -> Outcome:
     """Decode once, then Floor and Wall; the router gets the identity, request and report."""
     decoded = _decode(raw, deps)
     if isinstance(decoded, InvalidRequest):
@@ -27,7 +33,7 @@ def handle_stage1(raw: object, deps: Deps, *, traceparent: str | None = None) ->
         refusal = Job(Queue.STAGE1, digest(text), text)
         return guarded(refusal, deps, lambda _: refuse(text, decoded, deps))
     request, whose = decoded, ReviewIdentity.of(decoded)
-    job = Job(Queue.STAGE1, whose.key, as_text(raw), whose, check_published=True)
+    job = Job(Queue.STAGE1, whose.key, as_text(raw), whose, check_published=True, delivery=delivery)
 
     def work(published: bool) -> Outcome:
         if published:

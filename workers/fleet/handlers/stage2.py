@@ -9,7 +9,7 @@ from schemas.request import ReviewRequest
 from workers.evaluate import finalize
 from workers.fleet.claims import cached_ceiling
 from workers.fleet.deps import Deps
-from workers.fleet.guard import Job, guarded
+from workers.fleet.guard import Delivery, Job, guarded
 from workers.fleet.outcome import CLAIM_WAIT, Outcome
 from workers.fleet.publish import publish
 from workers.fleet.queues import Queue
@@ -23,8 +23,13 @@ def handle_stage2(
     deps: Deps,
     *,
     traceparent: str | None = None,
+    delivery: Delivery = Delivery.UNKNOWN,
 ) -> Outcome:
-    """The Ceiling; a delivery while another worker judges the same review waits."""
+    """The Ceiling; a delivery while another worker judges the same review waits.
+
+    Every delivery is counted (``delivery`` aside): the claim bounds the waits.
+    """
+    del delivery  # counted on every delivery: see ``Job.counts_lazily``
     job = Job.of_hop(Queue.STAGE2, identity_json, request_json, check_published=True)
     if job.whose is not None:
         job = replace(job, claim=deps.keys.stage2_claim(job.whose.key))
