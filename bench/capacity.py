@@ -1,0 +1,240 @@
+"""What a fleet reviewing 10,000 nodes/s needs, derived from the measured figures.
+
+Run: ``python -m bench.capacity [--check]``; it writes ``docs/capacity.md``.
+
+Inputs, all measured on this repository's benchmarks (``bench/results``):
+
+- ``redis_cost.json`` (``python -m bench.redis_cost``): per accepted and per escalated
+  node, round trips, commands, Redis CPU; the built-in judge's worker CPU per review of
+  each worker kind; the Redis connections each worker process holds.
+- ``stage1_io.json`` (``python -m bench.stage1_io``): one Stage 1 process with a model
+  judge (200 ms per call), its reviews/s and CPU per review, best pool.
+- ``judge_throughput.json`` (``python -m bench.judge_throughput``): Stage 2 judge calls/s
+  per process against the same latency.
+
+Assumptions, stated in the page: the share of nodes escalated, the utilisation a process
+or a Redis core is run at, Redis's default ``maxclients``. ``--check`` exits 1 when the
+page differs from what the figures give (a test runs it).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parents[1]
+RESULTS = ROOT / "bench" / "results"
+DOC = ROOT / "docs" / "capacity.md"
+
+RATE_PER_S = 10_000
+#: Share of nodes the router sends to Stage 2 (an assumption: the hard rules and the formula
+#: decide it per DAG; the public evaluation escalates between 0 and 9% of right outputs).
+ESCALATED = 0.10
+#: The most of one core a worker process or a Redis primary is planned at.
+UTILISATION = 0.7
+MAXCLIENTS = 10_000
+#: The run of ``redis_cost.json`` the page is derived from, and the one it is compared with.
+RUN, BASELINE = "after", "before"
+#: Commands that only the broker runs: kombu's queue lists, ``unacked``, its index and
+#: the reserved sets, taking (``BLMOVE``, the take script's pops) and acking (``MULTI``).
+BROKER_COMMANDS = frozenset(
+    {"blmove", "brpop", "rpop", "lpush", "rpush", "zadd", "zrem", "hexists", "hset", "hdel"}
+    | {"multi", "exec", "zremrangebyscore", "zrange", "zrangebyscore", "publish", "llen"}
+)
+
+
+def broker_share(figures: dict[str, Any]) -> float:
+    """The broker's share of a node's commands; each publish script counted as state."""
+    calls: dict[str, float] = figures["commands_by_name"]
+    total = sum(calls.values())
+    broker = sum(n for name, n in calls.items() if name in BROKER_COMMANDS)
+    broker += calls.get("evalsha", 0.0) - 1.0  # one publish per node; the rest are takes
+    return broker / total
+
+
+def load(name: str) -> dict[str, Any]:
+    """One results file."""
+    loaded: dict[str, Any] = json.loads((RESULTS / name).read_text(encoding="utf-8"))
+    return loaded
+
+
+def mix(accept: float, escalated: float) -> float:
+    """A per-node figure over the planned mix of accepted and escalated nodes."""
+    return (1 - ESCALATED) * accept + ESCALATED * escalated
+
+
+def processes(rate_per_s: float, cpu_ms: float) -> int:
+    """Processes of one core each (Python's GIL) for ``rate_per_s`` at ``cpu_ms`` each."""
+    return math.ceil(rate_per_s * cpu_ms / 1000 / UTILISATION)
+
+
+def model(cost: dict[str, Any], stage1_io: dict[str, Any], judge: dict[str, Any]) -> dict[str, Any]:
+    """The capacity figures for ``RATE_PER_S`` nodes/s."""
+    run = cost["runs"][RUN]
+    accept, escalated = run["accept"], run["escalated"]
+    to_stage2 = RATE_PER_S * ESCALATED
+    redis_ms = mix(accept["redis_cpu_ms"], escalated["redis_cpu_ms"])
+    redis_ms_median = mix(accept["redis_cpu_ms_median"], escalated["redis_cpu_ms_median"])
+    trips = mix(accept["round_trips"], escalated["round_trips"])
+    best_stage1 = max(
+        (r for r in stage1_io["rows"] if r["pool"] != "prefork"), key=lambda r: r["reviews_per_s"]
+    )
+    best_judge = max(judge["rows"], key=lambda r: r["calls_per_s"])
+    accept_router = accept["worker_cpu_ms"]["router"]
+    builtin = {
+        "stage1": processes(RATE_PER_S, accept["worker_cpu_ms"]["stage1"]),
+        "router": processes(RATE_PER_S, mix(accept_router, escalated["worker_cpu_ms"]["router"])),
+        "stage2": processes(to_stage2, escalated["worker_cpu_ms"]["stage2"]),
+    }
+    with_model = {
+        "stage1": math.ceil(RATE_PER_S / best_stage1["reviews_per_s"]),
+        "router": builtin["router"],
+        "stage2": math.ceil(to_stage2 / best_judge["calls_per_s"]),
+    }
+    connections = run["connections"]
+    clients = {
+        name: sum(count[q] * connections[q] for q in connections)
+        for name, count in (("built-in", builtin), ("model", with_model))
+    }
+    share = mix(broker_share(accept), broker_share(escalated))
+    cores = RATE_PER_S * redis_ms / 1000
+    return {
+        "broker_share": share,
+        "broker_primaries": math.ceil(cores * share / UTILISATION),
+        "state_primaries": math.ceil(cores * (1 - share) / UTILISATION),
+        "redis_ms": redis_ms,
+        "redis_ms_median": redis_ms_median,
+        "round_trips": trips,
+        "redis_cores": cores,
+        "primaries": math.ceil(RATE_PER_S * redis_ms / 1000 / UTILISATION),
+        "primaries_median": math.ceil(RATE_PER_S * redis_ms_median / 1000 / UTILISATION),
+        "round_trips_per_s": RATE_PER_S * trips,
+        "builtin": builtin,
+        "with_model": with_model,
+        "best_stage1": best_stage1,
+        "best_judge": best_judge,
+        "clients": clients,
+    }
+
+
+def render(cost: dict[str, Any], stage1_io: dict[str, Any], judge: dict[str, Any]) -> str:
+    """The page."""
+    m = model(cost, stage1_io, judge)
+    run, before = cost["runs"][RUN], cost["runs"].get(BASELINE)
+    accept, escalated = run["accept"], run["escalated"]
+    lines = [
+        "# Capacity: what 10,000 nodes/s needs",
+        "",
+        "<!-- written by python -m bench.capacity from bench/results; do not edit by hand -->",
+        "",
+        f"Derived from `bench/results/redis_cost.json` (run `{RUN}`: {run.get('note', '')}), "
+        "`stage1_io.json` and `judge_throughput.json`, measured on a "
+        f"{run['cpus']}-core {run['machine']} shared with other work (Python "
+        f"{run['python']}). Assumed: {ESCALATED:.0%} of nodes escalated to Stage 2, processes "
+        f"and Redis cores planned at {UTILISATION:.0%} of a core, Redis `maxclients` "
+        f"{MAXCLIENTS:,} (its default).",
+        "",
+        "## Redis per reviewed node",
+        "",
+        "| path | round trips | commands | Redis CPU ms (least of rounds) | median |",
+        "|---|---|---|---|---|",
+    ]
+    for label, figures in (("accepted", accept), ("escalated", escalated)):
+        lines.append(_cost_row(label, figures))
+    if before is not None:
+        for label, figures in (("accepted", before["accept"]), ("escalated", before["escalated"])):
+            lines.append(_cost_row(f"{label}, before the cuts ({BASELINE})", figures))
+    lines += [
+        "",
+        "A round trip is a request the server read and answered (`total_reads_processed`);",
+        "a node's count includes its submission. CPU is the server process's user + system",
+        "time (`INFO cpu`), less what the idle fleet used meanwhile.",
+        "",
+        "## Redis primaries",
+        "",
+        f"At the planned mix a node costs {m['round_trips']:.1f} round trips and "
+        f"{m['redis_ms']:.3f} ms of Redis CPU ({m['redis_ms_median']:.3f} ms at the median "
+        f"round): {m['round_trips_per_s']:,.0f} round trips/s and {m['redis_cores']:.1f} "
+        f"Redis cores at {RATE_PER_S:,} nodes/s. Redis runs commands on one core, so that "
+        f"is **{m['primaries']} primaries** ({m['primaries_median']} at the median figure), "
+        "broker and state together. Split by the commands each runs (the broker runs "
+        f"{m['broker_share']:.0%} of them: the queue lists, `unacked`, each hop's take and "
+        f"ack), the broker needs **{m['broker_primaries']}** and state "
+        f"**{m['state_primaries']}**.",
+        "",
+        "The broker (all but one of an accepted node's round trips) cannot be split "
+        "across primaries by kombu, which has "
+        "no cluster transport: past one primary, queues are sharded by DAG over several "
+        "broker primaries (deploy/README.md). State (the results stream, its dedup key, the "
+        "attempt record, the ledger) is one script per published node on keys of one DAG, "
+        "and runs on Redis Cluster.",
+        "",
+        "## Worker processes",
+        "",
+        "| worker | built-in judge (CPU ms/review measured) | processes | model judge "
+        "(measured reviews/s per process) | processes |",
+        "|---|---|---|---|---|",
+        f"| Stage 1 | {accept['worker_cpu_ms']['stage1']:.2f} | {m['builtin']['stage1']} | "
+        f"{m['best_stage1']['reviews_per_s']:.1f} ({m['best_stage1']['pool']}, "
+        f"{m['best_stage1']['concurrency']}) | {m['with_model']['stage1']} |",
+        f"| router | {accept['worker_cpu_ms']['router']:.2f} | {m['builtin']['router']} | "
+        f"(no model call) | {m['with_model']['router']} |",
+        f"| Stage 2 ({ESCALATED:.0%}: {RATE_PER_S * ESCALATED:,.0f}/s) | "
+        f"{escalated['worker_cpu_ms']['stage2']:.2f} | {m['builtin']['stage2']} | "
+        f"{m['best_judge']['calls_per_s']:.1f} ({m['best_judge']['threads']} threads) | "
+        f"{m['with_model']['stage2']} |",
+        "",
+        "Built-in judge: one core per process, at the utilisation above. Model judge: Stage 1 "
+        "and Stage 2 wait on the model (200 ms per call in the measurement), so a process "
+        "serves what `stage1_io` and `judge_throughput` measured, not what its CPU allows.",
+        "",
+        "## Connections",
+        "",
+        "Each worker process held "
+        + ", ".join(f"{n} ({name})" for name, n in run["connections"].items())
+        + " connections to Redis in the measurement (broker channels, the state pool, "
+        "remote control). The fleets above hold "
+        + " and ".join(
+            f"{n:,} ({name} judge, {n / MAXCLIENTS:.0%} of `maxclients`)"
+            for name, n in m["clients"].items()
+        )
+        + ": with broker and state on separate primaries each sees its share; past "
+        "`maxclients` raise it (and the primary's file limit) or shard the broker.",
+        "",
+    ]
+    return "\n".join(lines)
+
+
+def _cost_row(label: str, figures: dict[str, Any]) -> str:
+    median = figures.get("redis_cpu_ms_median", figures["redis_cpu_ms"])
+    return (
+        f"| {label} | {figures['round_trips']:.2f} | {figures['commands']:.1f} | "
+        f"{figures['redis_cpu_ms']:.3f} | {median:.3f} |"
+    )
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Write the page, or with ``--check`` report whether it is current."""
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
+    parser.add_argument("--check", action="store_true", help="exit 1 if the page is stale")
+    args = parser.parse_args(argv)
+    page = render(load("redis_cost.json"), load("stage1_io.json"), load("judge_throughput.json"))
+    if args.check:
+        current = DOC.read_text(encoding="utf-8") if DOC.exists() else ""
+        if current != page:
+            print(f"{DOC.name} is stale: run python -m bench.capacity", file=sys.stderr)
+            return 1
+        return 0
+    DOC.parent.mkdir(parents=True, exist_ok=True)
+    DOC.write_text(page, encoding="utf-8")
+    print(f"wrote {DOC}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
