@@ -102,6 +102,25 @@ def _lognormal(rng: random.Random, median: float, sigma: float) -> float:
     return median * math.exp(rng.gauss(0.0, sigma))
 
 
+def draw_context(rng: random.Random) -> dict[str, Any]:
+    """A node's own cost, its downstream consumers and its hard flags, as the model draws them.
+
+    Shared with ``bench.economics_public``, which puts public cases in the same places.
+    """
+    return {
+        "node_cost_usd": round(min(0.5, max(0.002, _lognormal(rng, 0.03, 0.8))), 5),
+        "downstream": [
+            {
+                "node_id": f"d{k}",
+                "cost_usd": round(_lognormal(rng, 0.04, 0.9), 5),
+                "critical": rng.random() < 0.3,
+            }
+            for k in range(rng.randint(0, 5))
+        ],
+        "flags": {f: rng.random() < p for f, p in FLAG_RATES.items()},
+    }
+
+
 class Simulation:
     """Draws nodes from the corpus and reviews them with the real engine."""
 
@@ -136,16 +155,7 @@ class Simulation:
                 "stage": stage,
                 "breaker": breaker,
             },
-            "node_cost_usd": round(min(0.5, max(0.002, _lognormal(rng, 0.03, 0.8))), 5),
-            "downstream": [
-                {
-                    "node_id": f"d{k}",
-                    "cost_usd": round(_lognormal(rng, 0.04, 0.9), 5),
-                    "critical": rng.random() < 0.3,
-                }
-                for k in range(rng.randint(0, 5))
-            ],
-            "flags": {f: rng.random() < p for f, p in FLAG_RATES.items()},
+            **draw_context(rng),
         }
         stage1 = self.stage1(item, obj)
         request = item_request(item, **obj)
@@ -164,7 +174,8 @@ class Simulation:
         )
 
 
-def _outcome(nodes: list[Node], escalated: list[bool]) -> dict[str, float]:
+def outcome(nodes: list[Node], escalated: list[bool]) -> dict[str, float]:
+    """Every policy figure of escalating ``escalated`` among ``nodes`` (see the module doc)."""
     spend = sum(n.stage2_cost for n, e in zip(nodes, escalated, strict=True) if e)
     caught = sum(
         1
@@ -215,21 +226,21 @@ def simulate(sim: Simulation, seed: int, nodes: int) -> dict[str, Any]:
     randoms = []
     for _ in range(RANDOM_DRAWS):
         chosen = set(rng.sample(passed, k))
-        randoms.append(_outcome(drawn, [i in chosen for i in range(len(drawn))]))
+        randoms.append(outcome(drawn, [i in chosen for i in range(len(drawn))]))
     random_mean = {key: fmean(r[key] for r in randoms) for key in randoms[0]}
     return {
         "nodes": nodes,
         "defective": sum(n.defective for n in drawn),
         "router_decided_rate": sum(n.decided for n in drawn) / nodes,
-        "learned": _outcome(drawn, learned),
+        "learned": outcome(drawn, learned),
         "learned_final_model": final.version if final is not None else None,
-        "cold_start": _outcome(drawn, ours),
-        "oracle": _outcome(drawn, [n.defective and n.stage1_passed for n in drawn]),
-        "rate_oracle": _outcome(drawn, learning.rate_oracle(drawn, SPEND_SHARE)),
-        "evidence_oracle": _outcome(drawn, learning.evidence_oracle(drawn, SPEND_SHARE)),
+        "cold_start": outcome(drawn, ours),
+        "oracle": outcome(drawn, [n.defective and n.stage1_passed for n in drawn]),
+        "rate_oracle": outcome(drawn, learning.rate_oracle(drawn, SPEND_SHARE)),
+        "evidence_oracle": outcome(drawn, learning.evidence_oracle(drawn, SPEND_SHARE)),
         "at_learned_spend": _at_learned_spend(drawn, learned),
-        "always": _outcome(drawn, [n.stage1_passed for n in drawn]),
-        "never": _outcome(drawn, [False] * nodes),
+        "always": outcome(drawn, [n.stage1_passed for n in drawn]),
+        "never": outcome(drawn, [False] * nodes),
         "random": random_mean,
     }
 
@@ -237,20 +248,20 @@ def simulate(sim: Simulation, seed: int, nodes: int) -> dict[str, Any]:
 def _at_learned_spend(drawn: list[Node], learned: list[bool]) -> dict[str, float]:
     """Waste averted, as a share of always's, by the learned router and by both oracles
     given the learned router's own spend: how close it comes to the best possible."""
-    always = _outcome(drawn, [n.stage1_passed for n in drawn])
-    mine = _outcome(drawn, learned)
+    always = outcome(drawn, [n.stage1_passed for n in drawn])
+    mine = outcome(drawn, learned)
     share = mine["stage2_spend_usd"] / always["stage2_spend_usd"]
     averted = always["waste_averted_usd"] or 1.0
     return {
         "spend_share": share,
         "learned": mine["waste_averted_usd"] / averted,
-        "rate_oracle": _outcome(drawn, learning.rate_oracle(drawn, share))["waste_averted_usd"]
+        "rate_oracle": outcome(drawn, learning.rate_oracle(drawn, share))["waste_averted_usd"]
         / averted,
-        "evidence_oracle": _outcome(drawn, learning.evidence_oracle(drawn, share))[
+        "evidence_oracle": outcome(drawn, learning.evidence_oracle(drawn, share))[
             "waste_averted_usd"
         ]
         / averted,
-        "observable_oracle": _outcome(
+        "observable_oracle": outcome(
             drawn, learning.evidence_oracle(drawn, share, learning.claimed_rate)
         )["waste_averted_usd"]
         / averted,
@@ -339,8 +350,8 @@ def _learning(sim: Simulation, seeds: int, nodes: int) -> dict[str, Any]:
     held_out = [sim.node(rng, i) for i in range(nodes)]
     rows = learning.training_stream(sim, 5000, max(learning.CURVE))
     models = learning.curve_models(rows)
-    curve = learning.summarise_curve(_outcome, sim, held_out, models)
-    always = _outcome(held_out, [n.stage1_passed for n in held_out])
+    curve = learning.summarise_curve(outcome, sim, held_out, models)
+    always = outcome(held_out, [n.stage1_passed for n in held_out])
     return {
         "held_out_seed": 9000,
         "training_seed": 5000,
@@ -439,20 +450,35 @@ def run(
 
 def main(argv: list[str] | None = None) -> None:
     parser = common.command_line(__doc__)
-    parser.add_argument("--seeds", type=int, default=5)
+    parser.add_argument("--seeds", type=int, default=None, help="5; 3 with --cases public")
     parser.add_argument("--nodes", type=int, default=None, help="2000; 400 with --topology")
     parser.add_argument(
         "--topology",
         action="store_true",
         help="layered random DAGs: derived downstream vs per-request lists (economics_topology)",
     )
+    parser.add_argument(
+        "--cases",
+        choices=("corpus", "public"),
+        default="corpus",
+        help="public: the public evaluation's cases with their real Stage 1 evidence "
+        "(economics_public)",
+    )
+    parser.add_argument(
+        "--budget", type=int, default=0, help="with --cases public: items per benchmark (0: all)"
+    )
     args = parser.parse_args(argv)
+    if args.cases == "public":
+        from bench import economics_public
+
+        economics_public.run(args.seeds or 3, args.budget or None)
+        return
     if args.topology:
         from bench import economics_topology
 
-        economics_topology.run(args.seeds, args.nodes or 400)
+        economics_topology.run(args.seeds or 5, args.nodes or 400)
         return
-    run(args.seeds, args.nodes or 2000)
+    run(args.seeds or 5, args.nodes or 2000)
 
 
 if __name__ == "__main__":

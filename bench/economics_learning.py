@@ -16,9 +16,10 @@ learning curve of models snapshotted after 100, 500 and 2000 outcomes.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from schemas.calibration import CalibrationModel, TrainingOutcome
+from schemas.judging import ModelPrice
 from workers.evaluate import decide_escalation
 from workers.evaluate.calibration import brier, ece, evidence_of, fit, seed_prior
 from workers.settings import Settings
@@ -28,6 +29,15 @@ if TYPE_CHECKING:
 
 REFIT_EVERY = 100
 CURVE = (100, 500, 2000)
+
+
+class Priced(Protocol):
+    """What the router needs of a simulation: Stage 2's price."""
+
+    @property
+    def price(self) -> ModelPrice:
+        """The Stage 2 model's price."""
+        ...
 
 
 def _settings() -> tuple[int, float]:
@@ -49,14 +59,15 @@ def outcome_of(node: Node, escalated: bool) -> TrainingOutcome:
     )
 
 
-def _refit(rows: list[TrainingOutcome]) -> CalibrationModel:
+def refit(rows: list[TrainingOutcome]) -> CalibrationModel:
+    """The model the refit task would fit on ``rows``, with the fleet's settings."""
     least, pseudo = _settings()
     return fit(rows, version=f"v{len(rows) // REFIT_EVERY}-n{len(rows)}", min_outcomes=least,
                pseudo_count=pseudo)  # fmt: skip
 
 
 def learned_run(
-    sim: Simulation, nodes: Sequence[Node]
+    sim: Priced, nodes: Sequence[Node]
 ) -> tuple[list[bool], list[TrainingOutcome], CalibrationModel | None]:
     """The learned router's decisions on ``nodes`` in order, learning as it goes."""
     model: CalibrationModel | None = None
@@ -70,7 +81,7 @@ def learned_run(
         if node.stage1_passed:
             rows.append(outcome_of(node, decision.escalate))
             if len(rows) % REFIT_EVERY == 0:
-                model = _refit(rows)
+                model = refit(rows)
     return escalated, rows, model
 
 
@@ -92,18 +103,18 @@ def training_stream(sim: Simulation, seed: int, wanted: int) -> list[TrainingOut
         )
         rows.append(outcome_of(node, decision.escalate))
         if len(rows) % REFIT_EVERY == 0:
-            model = _refit(rows)
+            model = refit(rows)
     return rows
 
 
-def _p_fail(sim: Simulation, node: Node, model: CalibrationModel | None) -> float:
+def _p_fail(sim: Priced, node: Node, model: CalibrationModel | None) -> float:
     return decide_escalation(
         node.request, stage2_price=sim.price, stage1=node.stage1, calibration=model
     ).failure_probability
 
 
 def calibration_scores(
-    sim: Simulation, held_out: Sequence[Node], models: dict[str, CalibrationModel | None]
+    sim: Priced, held_out: Sequence[Node], models: dict[str, CalibrationModel | None]
 ) -> dict[str, dict[str, float]]:
     """Brier and ECE of each model's P(fail) on the held-out Stage 1 passes."""
     passes = [n for n in held_out if n.stage1_passed]
@@ -124,12 +135,12 @@ def curve_models(rows: list[TrainingOutcome]) -> dict[str, CalibrationModel | No
     models: dict[str, CalibrationModel | None] = {"prior": None}
     for n in CURVE:
         if len(rows) >= n:
-            models[f"learned@{n}"] = _refit(rows[:n])
+            models[f"learned@{n}"] = refit(rows[:n])
     return models
 
 
 def decisions_with(
-    sim: Simulation, nodes: Sequence[Node], model: CalibrationModel | None
+    sim: Priced, nodes: Sequence[Node], model: CalibrationModel | None
 ) -> list[bool]:
     """A fixed model's decisions on ``nodes`` (no learning): for the learning curve."""
     return [
