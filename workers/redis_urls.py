@@ -48,17 +48,13 @@ def checked_url(url: str) -> str:
 
 
 def check_master(url: str, master: str | None) -> None:
-    """A Sentinel URL needs the primary's name; a name without Sentinels is a mistake.
+    """A Sentinel URL needs the primary's name (one Redis ignores it).
 
     Raises:
-        ValueError: one of the two is set without the other.
+        ValueError: a ``sentinel://`` URL without the name.
     """
     if is_sentinel(url) and not master:
         raise ValueError("WINDAGS_REDIS_SENTINEL_MASTER: a sentinel:// URL needs the master name")
-    if master and not is_sentinel(url):
-        raise ValueError(
-            "WINDAGS_REDIS_SENTINEL_MASTER is set but WINDAGS_REDIS_URL is no sentinel://"
-        )
 
 
 def parse_sentinel_url(url: str) -> SentinelUrl:
