@@ -36,7 +36,9 @@ K8S_VERSIONS = ["1.30.0", kubernetes_validate.utils.latest_version()]
 SOFT_SHUTDOWN_S = 30  # worker_soft_shutdown_timeout
 PROBE = "celery -A workers.fleet.worker inspect ping -d {node}@$HOSTNAME --timeout 5"
 # ConfigMap keys that are not worker settings.
-NON_SETTINGS_KEYS = {"KEDA_REDIS_ADDRESS"}
+NON_SETTINGS_KEYS = {"KEDA_REDIS_ADDRESS", "KEDA_REDIS_SENTINEL_ADDRESSES"}
+#: KEDA's two triggers per queue: the queue's waiting list, and its reserved (in-flight) set.
+TRIGGERS = ("waiting", "in_flight")
 
 Doc = dict[str, Any]
 
@@ -69,20 +71,25 @@ def key(doc: Doc) -> tuple[str, str]:
     return (str(doc["kind"]), str(doc["metadata"]["name"]))
 
 
-def sm_merge(base: Any, patch: Any) -> Any:
-    """Strategic merge: maps merge, null deletes, lists of named maps merge by name."""
+def sm_merge(base: Any, patch: Any, *, by_name: bool = True) -> Any:
+    """Strategic merge: maps merge, null deletes, lists of named maps merge by name.
+
+    Without ``by_name`` (a custom resource: kustomize knows no merge key of its lists) a
+    list is replaced whole.
+    """
     if isinstance(base, dict) and isinstance(patch, dict):
         out = dict(base)
         for k, v in patch.items():
             if v is None:
                 out.pop(k, None)
             elif k in out:
-                out[k] = sm_merge(out[k], v)
+                out[k] = sm_merge(out[k], v, by_name=by_name)
             else:
                 out[k] = copy.deepcopy(v)
         return out
     named = (
-        isinstance(base, list)
+        by_name
+        and isinstance(base, list)
         and isinstance(patch, list)
         and all(isinstance(i, dict) and "name" in i for i in [*base, *patch])
     )
@@ -130,7 +137,8 @@ def _apply(directory: Path, kust: Doc, docs: list[Doc]) -> list[Doc]:
             if patch.get("$patch") == "delete":
                 del docs[hits[0]]
             else:
-                docs[hits[0]] = sm_merge(docs[hits[0]], patch)
+                doc = docs[hits[0]]
+                docs[hits[0]] = sm_merge(doc, patch, by_name=not is_keda(doc))
     for image in kust.get("images", []):
         for doc in docs:
             for c in containers(doc):
@@ -340,6 +348,55 @@ def test_a_typo_fails_schema_validation() -> None:
 
 _STR = {"type": "string"}
 _INT_STR = {"type": "string", "pattern": "^[0-9]+$"}
+_NUM_STR = {"type": "string", "pattern": "^[0-9]+(\\.[0-9]+)?$"}
+#: KEDA's redis and redis-sentinel list scalers: the metadata each takes (as documented).
+_LIST_METADATA: Doc = {
+    "passwordFromEnv": _STR,
+    "usernameFromEnv": _STR,
+    "listName": _STR,
+    "listLength": {"type": "string", "pattern": "^[1-9][0-9]*$"},
+    "activationListLength": _INT_STR,
+    "databaseIndex": _INT_STR,
+    "enableTLS": {"enum": ["true", "false"]},
+}
+_ADDRESSES: dict[str, Doc] = {
+    "redis": {
+        "address": {"type": "string", "pattern": "^[^:/]+:[0-9]+$"},
+        "addressFromEnv": _STR,
+    },
+    "redis-sentinel": {
+        "addresses": {"type": "string", "pattern": "^[^:/,]+:[0-9]+(,[^:/,]+:[0-9]+)*$"},
+        "addressesFromEnv": _STR,
+        "sentinelMaster": _STR,
+        "sentinelMasterFromEnv": _STR,
+        "sentinelUsernameFromEnv": _STR,
+        "sentinelPasswordFromEnv": _STR,
+    },
+}
+
+
+def _trigger(kind: str) -> Doc:
+    """One trigger of ``kind``: where Redis is (one of two ways), and the list to count."""
+    where = [name for name in _ADDRESSES[kind] if name.startswith("address")]
+    required = [{"required": [name]} for name in where]
+    metadata: Doc = {
+        "type": "object",
+        "additionalProperties": False,
+        "required": ["listName", "listLength"],
+        "allOf": [{"oneOf": required}],
+        "properties": {**_LIST_METADATA, **_ADDRESSES[kind]},
+    }
+    if kind == "redis-sentinel":
+        master = [{"required": ["sentinelMaster"]}, {"required": ["sentinelMasterFromEnv"]}]
+        metadata["allOf"].append({"oneOf": master})
+    return {
+        "type": "object",
+        "additionalProperties": False,
+        "required": ["type", "metadata"],
+        "properties": {"type": {"const": kind}, "name": _STR, "metadata": metadata},
+    }
+
+
 SCALED_OBJECT_SCHEMA: Doc = {
     "type": "object",
     "additionalProperties": False,
@@ -379,40 +436,23 @@ SCALED_OBJECT_SCHEMA: Doc = {
                             "additionalProperties": False,
                             "properties": {"name": _STR, "behavior": {"type": "object"}},
                         },
+                        "scalingModifiers": {
+                            "type": "object",
+                            "additionalProperties": False,
+                            "required": ["formula", "target"],
+                            "properties": {
+                                "formula": _STR,
+                                "target": _NUM_STR,
+                                "activationTarget": _NUM_STR,
+                                "metricType": {"enum": ["AverageValue", "Value"]},
+                            },
+                        },
                     },
                 },
                 "triggers": {
                     "type": "array",
                     "minItems": 1,
-                    "items": {
-                        "type": "object",
-                        "additionalProperties": False,
-                        "required": ["type", "metadata"],
-                        "properties": {
-                            "type": {"const": "redis"},
-                            "name": _STR,
-                            "metadata": {
-                                "type": "object",
-                                "additionalProperties": False,
-                                "required": ["listName", "listLength"],
-                                "oneOf": [
-                                    {"required": ["address"]},
-                                    {"required": ["addressFromEnv"]},
-                                ],
-                                "properties": {
-                                    "address": {"type": "string", "pattern": "^[^:/]+:[0-9]+$"},
-                                    "addressFromEnv": _STR,
-                                    "passwordFromEnv": _STR,
-                                    "usernameFromEnv": _STR,
-                                    "listName": _STR,
-                                    "listLength": {"type": "string", "pattern": "^[1-9][0-9]*$"},
-                                    "activationListLength": _INT_STR,
-                                    "databaseIndex": _INT_STR,
-                                    "enableTLS": {"enum": ["true", "false"]},
-                                },
-                            },
-                        },
-                    },
+                    "items": {"oneOf": [_trigger("redis"), _trigger("redis-sentinel")]},
                 },
             },
         },
@@ -424,6 +464,12 @@ def check_scaled_object_shape(doc: Doc) -> None:
     jsonschema.validate(doc, SCALED_OBJECT_SCHEMA)
     spec = doc["spec"]
     assert spec["minReplicaCount"] <= spec["maxReplicaCount"], doc["metadata"]["name"]
+    modifiers = spec.get("advanced", {}).get("scalingModifiers")
+    if modifiers is not None:  # the formula names triggers, each named once
+        names = [t.get("name") for t in spec["triggers"]]
+        assert None not in names and len(set(names)) == len(names), names
+        used = set(re.findall(r"[A-Za-z_][A-Za-z0-9_]*", modifiers["formula"]))
+        assert used <= set(names), (used, names)
     behavior = spec.get("advanced", {}).get("horizontalPodAutoscalerConfig", {}).get("behavior")
     if behavior is not None:  # KEDA hands it to an autoscaling/v2 HPA: validate it as one
         validate_k8s(
@@ -461,6 +507,28 @@ def test_some_overlay_uses_keda_and_some_uses_hpa() -> None:
     assert any(by_kind(build(p), "HorizontalPodAutoscaler") for p in OVERLAYS)
 
 
+def triggers_of(so: Doc) -> dict[str, Doc]:
+    """A ScaledObject's triggers by name: ``waiting`` and ``in_flight``."""
+    found = {t["name"]: t for t in so["spec"]["triggers"]}
+    assert tuple(found) == TRIGGERS, (so["metadata"]["name"], tuple(found))
+    return found
+
+
+def scaled_objects_by_queue(docs: list[Doc]) -> dict[str, Doc]:
+    config = worker_config(docs)
+    return {
+        queue_of_list(config, triggers_of(so)["waiting"]["metadata"]["listName"]): so
+        for so in by_kind(docs, "ScaledObject").values()
+    }
+
+
+def sentinel_addresses(config: dict[str, str], meta: Doc) -> list[str]:
+    """The Sentinels a redis-sentinel trigger asks; it names the workers' primary."""
+    assert meta["sentinelMasterFromEnv"] == "WINDAGS_REDIS_SENTINEL_MASTER", meta
+    assert config["WINDAGS_REDIS_SENTINEL_MASTER"], "the workers' primary name, read by KEDA too"
+    return config[meta["addressesFromEnv"]].split(",")
+
+
 def test_keda_scales_each_queue_deployment_on_its_own_list() -> None:
     for path, docs in keda_variants():
         deployments = by_kind(docs, "Deployment")
@@ -469,33 +537,44 @@ def test_keda_scales_each_queue_deployment_on_its_own_list() -> None:
         for name, so in by_kind(docs, "ScaledObject").items():
             target = so["spec"]["scaleTargetRef"]["name"]
             assert target in deployments, f"{path}: {name} targets missing Deployment {target}"
-            (trigger,) = so["spec"]["triggers"]
-            meta = trigger["metadata"]
-            assert trigger["type"] == "redis"
-            queue = queue_of_list(config, meta["listName"])
-            assert queue in QUEUES, f"{path}: {name} listName {meta['listName']}"
+            triggers = triggers_of(so)
+            queue = queue_of_list(config, triggers["waiting"]["metadata"]["listName"])
+            assert queue in QUEUES, f"{path}: {name} waits on {queue}"
             assert queue == queue_of(deployments[target]), (
                 f"{path}: {name} scales {target} on the wrong queue"
             )
             list_names.append(queue)
-            # The Redis KEDA polls is the one the workers use.
-            address = config[meta["addressFromEnv"]]
-            if "WINDAGS_REDIS_URL" in config:
-                url = re.fullmatch(
-                    r"rediss?://(?:[^@]*@)?([^:/]+):(\d+)/(\d+)", config["WINDAGS_REDIS_URL"]
-                )
-                assert url, config["WINDAGS_REDIS_URL"]
-                host, port, db = url.groups()
-                assert meta["databaseIndex"] == db
-                assert address.split(":")[1] == port
-                assert address.split(".")[0] == host.split(".")[0]
-            if "redis" in by_kind(docs, "Service"):  # KEDA resolves from ITS namespace
-                ns = by_kind(docs, "ConfigMap")["windags-config"]["metadata"]["namespace"]
-                assert address == f"redis.{ns}.svc.cluster.local:6379", (path, address)
-            secret = by_kind(docs, "Secret").get("windags-secrets")
-            if secret is not None and "passwordFromEnv" in meta:
-                assert meta["passwordFromEnv"] in secret["stringData"]
+            kinds = {t["type"] for t in triggers.values()}
+            assert len(kinds) == 1, f"{path}: {name} mixes {kinds}"
+            for trigger in triggers.values():
+                check_trigger_address(path, docs, trigger)
         assert sorted(list_names) == sorted(QUEUES), f"{path}: one ScaledObject per queue"
+
+
+def check_trigger_address(path: Path, docs: list[Doc], trigger: Doc) -> None:
+    """The Redis (or the Sentinels) KEDA polls is the one the workers use."""
+    config, meta = worker_config(docs), trigger["metadata"]
+    if trigger["type"] == "redis-sentinel":
+        addresses = sentinel_addresses(config, meta)
+        assert all(re.fullmatch(r"[^:/,]+:\d+", a) for a in addresses), addresses
+        assert "KEDA_REDIS_ADDRESS" not in config, f"{path}: a single Redis beside Sentinels"
+    else:
+        address = config[meta["addressFromEnv"]]
+        if "WINDAGS_REDIS_URL" in config:
+            url = re.fullmatch(
+                r"rediss?://(?:[^@]*@)?([^:/]+):(\d+)/(\d+)", config["WINDAGS_REDIS_URL"]
+            )
+            assert url, config["WINDAGS_REDIS_URL"]
+            host, port, db = url.groups()
+            assert meta["databaseIndex"] == db
+            assert address.split(":")[1] == port
+            assert address.split(".")[0] == host.split(".")[0]
+        if "redis" in by_kind(docs, "Service"):  # KEDA resolves from ITS namespace
+            ns = by_kind(docs, "ConfigMap")["windags-config"]["metadata"]["namespace"]
+            assert address == f"redis.{ns}.svc.cluster.local:6379", (path, address)
+    secret = by_kind(docs, "Secret").get("windags-secrets")
+    if secret is not None and "passwordFromEnv" in meta:
+        assert meta["passwordFromEnv"] in secret["stringData"]
 
 
 def queue_of_list(config: dict[str, str], list_name: str) -> str:
@@ -507,48 +586,108 @@ def queue_of_list(config: dict[str, str], list_name: str) -> str:
     return list_name.removeprefix(broker)
 
 
-def test_keda_list_names_are_the_celery_queues_under_the_key_prefix() -> None:
+def test_keda_counts_each_queues_waiting_list_and_in_flight_set_under_the_key_prefix() -> None:
+    """The names the workers write (``Keys.queue``, ``Keys.reserved``), prefix included."""
     from workers.keys import Keys
 
     celery_queues = celery_queue_names()
     assert celery_queues == QUEUES
-    for _, docs in keda_variants():
+    for path, docs in keda_variants():
         keys = Keys(worker_config(docs)["WINDAGS_KEY_PREFIX"])
-        names = {
-            so["spec"]["triggers"][0]["metadata"]["listName"]
-            for so in by_kind(docs, "ScaledObject").values()
-        }
-        assert names == {keys.queue(queue) for queue in celery_queues}
+        for queue, so in scaled_objects_by_queue(docs).items():
+            names = {n: t["metadata"]["listName"] for n, t in triggers_of(so).items()}
+            assert names == {"waiting": keys.queue(queue), "in_flight": keys.reserved(queue)}, path
+        assert set(scaled_objects_by_queue(docs)) == celery_queues
 
 
-def test_keda_list_length_follows_the_documented_formula() -> None:
-    ((_, docs),) = keda_variants()  # its workers' concurrency: the overlay may patch it
-    deployments, config = worker_deployments(docs), worker_config(docs)
-    for so in load_docs(K8S / "components/keda/scaledobjects.yaml"):
-        ann = so["metadata"]["annotations"]
-        queue = queue_of_list(config, so["spec"]["triggers"][0]["metadata"]["listName"])
-        (c,) = deployments[queue]["spec"]["template"]["spec"]["containers"]
-        concurrency = int(celery_options(c["args"])["--concurrency"])
-        assert int(ann["windags.dev/concurrency-per-pod"]) == concurrency, queue
-        expected = (
-            concurrency
-            * float(ann["windags.dev/target-wait-s"])
-            / float(ann["windags.dev/mean-task-latency-s"])
-        )
-        assert int(so["spec"]["triggers"][0]["metadata"]["listLength"]) == round(expected), queue
+#: ``in_flight / CAPACITY + waiting / LIST_LENGTH``: the replicas a queue needs.
+FORMULA = re.compile(r"in_flight / (\d+) \+ waiting / (\d+)")
+
+
+def replicas_wanted(so: Doc, waiting: int, in_flight: int) -> int:
+    """What KEDA asks the HPA for: ceil(formula / target), within min and max."""
+    modifiers = so["spec"]["advanced"]["scalingModifiers"]
+    found = FORMULA.fullmatch(modifiers["formula"])
+    assert found, modifiers["formula"]
+    capacity, list_length = (int(n) for n in found.groups())
+    metric = in_flight / capacity + waiting / list_length
+    wanted = -(-metric // float(modifiers["target"]))  # ceil
+    spec = so["spec"]
+    return int(min(max(wanted, spec["minReplicaCount"]), spec["maxReplicaCount"]))
+
+
+def test_keda_sizes_follow_the_documented_formula() -> None:
+    """listLength = concurrency x target wait / latency; in flight per pod = concurrency x
+    prefetch, from each Deployment's own command line (an overlay may patch it)."""
+    for path, docs in keda_variants():
+        deployments = worker_deployments(docs)
+        for queue, so in scaled_objects_by_queue(docs).items():
+            ann = so["metadata"]["annotations"]
+            (c,) = deployments[queue]["spec"]["template"]["spec"]["containers"]
+            options = celery_options(c["args"])
+            concurrency = int(options["--concurrency"])
+            capacity = concurrency * int(options["--prefetch-multiplier"])
+            assert int(ann["windags.dev/concurrency-per-pod"]) == concurrency, (path, queue)
+            list_length = round(
+                concurrency
+                * float(ann["windags.dev/target-wait-s"])
+                / float(ann["windags.dev/mean-task-latency-s"])
+            )
+            triggers = triggers_of(so)
+            assert int(triggers["waiting"]["metadata"]["listLength"]) == list_length, queue
+            assert int(triggers["in_flight"]["metadata"]["listLength"]) == capacity, queue
+            modifiers = so["spec"]["advanced"]["scalingModifiers"]
+            assert modifiers == {
+                "formula": f"in_flight / {capacity} + waiting / {list_length}",
+                "target": "1",
+                "activationTarget": "0",
+                "metricType": "AverageValue",
+            }, (path, queue)
+
+
+def test_busy_pods_are_counted_as_needed_and_a_backlog_adds_pods() -> None:
+    """What the triggers count: the old list-only trigger saw an idle queue when every
+    message was reserved or running, and let KEDA shrink busy pods."""
+    for _, docs in keda_variants():
+        for queue, so in scaled_objects_by_queue(docs).items():
+            modifiers = FORMULA.fullmatch(so["spec"]["advanced"]["scalingModifiers"]["formula"])
+            assert modifiers
+            capacity, list_length = (int(n) for n in modifiers.groups())
+            top = so["spec"]["maxReplicaCount"]
+            for busy in range(1, top + 1):  # busy pods, nothing waiting: all of them stay
+                assert replicas_wanted(so, 0, busy * capacity) == busy, queue
+            # A backlog of one listLength more than the busy pods hold adds one pod.
+            assert replicas_wanted(so, list_length, capacity) == min(2, top), queue
+            assert replicas_wanted(so, 0, 0) == so["spec"]["minReplicaCount"], queue
 
 
 def test_stage2_scales_from_zero_and_outwaits_running_reviews() -> None:
-    docs = build(K8S / "overlays/production")
+    for _, docs in keda_variants():
+        config = worker_config(docs)
+        so = scaled_objects_by_queue(docs)["stage2"]
+        assert so["spec"]["minReplicaCount"] == 0
+        assert so["spec"]["maxReplicaCount"] >= 2
+        assert so["spec"]["advanced"]["scalingModifiers"]["activationTarget"] == "0"
+        assert replicas_wanted(so, 1, 0) == 1, "the first waiting review starts a pod"
+        assert replicas_wanted(so, 0, 1) == 1, "a running review keeps its pod"
+        assert so["spec"]["cooldownPeriod"] > int(config["WINDAGS_STAGE2_HARD_LIMIT_S"])
+
+
+def test_the_sentinel_overlay_scales_through_the_sentinels() -> None:
+    docs = build(K8S / "overlays/production-sentinel")
     config = worker_config(docs)
-    so = {
-        queue_of_list(config, s["spec"]["triggers"][0]["metadata"]["listName"]): s
-        for s in by_kind(docs, "ScaledObject").values()
-    }["stage2"]
-    assert so["spec"]["minReplicaCount"] == 0
-    assert so["spec"]["maxReplicaCount"] >= 2
-    assert so["spec"]["triggers"][0]["metadata"]["activationListLength"] == "0"
-    assert so["spec"]["cooldownPeriod"] > int(config["WINDAGS_STAGE2_HARD_LIMIT_S"])
+    for so in by_kind(docs, "ScaledObject").values():
+        assert {t["type"] for t in so["spec"]["triggers"]} == {"redis-sentinel"}
+    assert config["WINDAGS_REDIS_SENTINEL_MASTER"]
+    assert "KEDA_REDIS_ADDRESS" not in config
+    # Everything but the Redis address is production's.
+    production = build(K8S / "overlays/production")
+    assert worker_deployments(docs) == worker_deployments(production)
+    for queue, so in scaled_objects_by_queue(docs).items():
+        theirs = scaled_objects_by_queue(production)[queue]
+        assert so["spec"]["advanced"] == theirs["spec"]["advanced"], queue
+        lists = [t["metadata"]["listName"] for t in so["spec"]["triggers"]]
+        assert lists == [t["metadata"]["listName"] for t in theirs["spec"]["triggers"]], queue
 
 
 def test_each_worker_has_exactly_one_autoscaler(rendered: tuple[Path, list[Doc]]) -> None:
@@ -657,6 +796,10 @@ def check_settings(env: dict[str, str], settings: Any, monkeypatch: pytest.Monke
     fields = set(settings.model_fields)
     for name in [n for n in os.environ if n.startswith("WINDAGS_")]:
         monkeypatch.delenv(name)
+    if "WINDAGS_REDIS_SENTINEL_MASTER" in env and "WINDAGS_REDIS_URL" not in env:
+        # The URL (with its password) is in the Secret: the Sentinels KEDA is given.
+        sentinels = env["KEDA_REDIS_SENTINEL_ADDRESSES"].split(",")
+        monkeypatch.setenv("WINDAGS_REDIS_URL", ";".join(f"sentinel://{a}" for a in sentinels))
     for name, value in env.items():
         if name in NON_SETTINGS_KEYS:
             continue
@@ -684,7 +827,7 @@ def test_anthropic_key_only_in_the_secret(rendered: tuple[Path, list[Doc]]) -> N
             assert not value.startswith("sk-ant-"), "a real-looking key is committed"
         else:
             assert "ANTHROPIC_API_KEY" not in json.dumps(doc), f"{path}: {key(doc)} has the key"
-    if path.name != "production":
+    if not path.name.startswith("production"):
         assert "windags-secrets" in by_kind(docs, "Secret")
 
 
@@ -765,8 +908,9 @@ def test_in_cluster_redis_is_persistent_and_never_evicts() -> None:
     assert c["args"] == ["redis-server", f"{mounts['config']}/redis.conf"]
 
 
-def test_production_uses_external_redis_and_an_out_of_band_secret() -> None:
-    docs = build(K8S / "overlays/production")
+@pytest.mark.parametrize("variant", ["production", "production-sentinel"])
+def test_production_uses_external_redis_and_an_out_of_band_secret(variant: str) -> None:
+    docs = build(K8S / "overlays" / variant)
     assert not by_kind(docs, "StatefulSet"), "production must not run the in-cluster Redis"
     assert not by_kind(docs, "Secret"), "production must not overwrite the real Secret"
     config = worker_config(docs)

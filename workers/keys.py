@@ -43,6 +43,13 @@ class Keys:
         """The sorted set of those delivery tags, scored by delivery time."""
         return f"{self.broker}unacked_index"
 
+    def reserved(self, queue: str) -> str:
+        """The delivery tags taken from ``queue``, not yet acked or restored: in flight.
+
+        A sorted set scored by delivery time; KEDA adds its size to the waiting list's.
+        """
+        return f"{self.broker}reserved:{queue}"
+
     @property
     def beat_schedule(self) -> str:
         """Celery beat's schedule state: when each periodic task last ran (a hash)."""

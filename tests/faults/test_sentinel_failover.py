@@ -114,6 +114,18 @@ class Trickle(threading.Thread):
             time.sleep(0.05)
 
 
+def _left_in_flight(fleet: HaFleet) -> dict[str, Any]:
+    """Per queue, the tags still reserved, and whether ``unacked`` still holds each."""
+    keys = fleet.settings.keys
+    left: dict[str, Any] = {}
+    for queue in Queue:
+        tags = cast(list[bytes], fleet.db.zrange(keys.reserved(queue.value), 0, -1))
+        if tags:
+            held = [bool(fleet.db.hexists(keys.unacked, t)) for t in tags]
+            left[queue.value] = {"tags": len(tags), "in_unacked": sum(held)}
+    return left
+
+
 def _ids(fleet: HaFleet, dag: str) -> set[bytes]:
     entries = cast(list[tuple[bytes, Any]], fleet.db.xrange(fleet.settings.keys.results(dag)))
     return {entry_id for entry_id, _ in entries}
@@ -150,6 +162,9 @@ def test_a_primary_killed_under_load_loses_and_duplicates_no_review() -> None:
         all_done_s = time.monotonic() - killed_at
         wait_until(lambda: False, timeout_s=3)  # a stray redelivery would land now
         counted = _count(run, dag)
+        # What KEDA would still count in flight. Recorded, not asserted: after a failover
+        # tags stay in the reserved sets without their unacked record (open, issue 22).
+        left = _left_in_flight(run)
     assert counted is not None
     lost = counted.lost(keys)
     record(
@@ -168,6 +183,7 @@ def test_a_primary_killed_under_load_loses_and_duplicates_no_review() -> None:
             "errors": len(counted.errors),
             "lost": len(lost),
             "duplicated": len(counted.duplicated()),
+            "left_in_reserved_sets": left,
         },
     )
     assert promoted_s is not None, "the Sentinels promoted no replica"

@@ -125,6 +125,11 @@ def celery_config(settings: Settings) -> dict[str, Any]:
         "quarantine_retention_s": settings.stream_retention_s,
         "accepted_tasks": [name.value for name in TaskName],
         "task_queues": [queue.value for queue in Queue],
+        # What each queue has in flight, for KEDA (deploy/k8s/components/keda).
+        "reserved_keys": {
+            queue.value: settings.keys.reserved(queue.value).removeprefix(settings.keys.broker)
+            for queue in Queue
+        },
         "max_message_bytes": message_limit(settings),
         # An eta further ahead would wait past the visibility timeout and be redelivered.
         "max_eta_s": settings.visibility_timeout_s / 2,

@@ -41,9 +41,10 @@ end
 """
 
 # The take of workers/fleet/transport.py. KEYS: queue, unacked hash, unacked index,
-# quarantine. ARGV: now (the index score kombu uses), queue name, bytes kept, retention
-# ms, most messages to take. Pop the oldest message and record it as unacked under its
-# delivery tag, in the form kombu's restore reads: [payload, exchange, routing key], the
+# quarantine, and optionally the queue's reserved set (``Keys.reserved``). ARGV: now (the
+# index score kombu uses), queue name, bytes kept, retention ms, most messages to take.
+# Pop the oldest message and record it as unacked under its delivery tag (and in the
+# reserved set), in the form kombu's restore reads: [payload, exchange, routing key], the
 # payload verbatim and the routing key the queue it came from; then the next, up to the
 # count. What is no kombu message (no JSON object with a string delivery tag), or reuses
 # a tag another delivery holds, is quarantined in the same step. Returns one triple per
@@ -72,6 +73,7 @@ local function take_one()
     return refuse('delivery tag ' .. tag .. ' is held by another delivery (a copied message)')
   end
   redis.call('ZADD', KEYS[3], ARGV[1], tag)
+  if KEYS[5] then redis.call('ZADD', KEYS[5], ARGV[1], tag) end
   redis.call('HSET', KEYS[2], tag, '[' .. raw .. ',"",' .. cjson.encode(ARGV[2]) .. ']')
   return {1, raw, tag}
 end
@@ -87,14 +89,16 @@ return taken
 )
 
 
-# KEYS: quarantine stream, unacked hash, unacked index. ARGV: raw, queue, reason, delivery
-# tag ('' when the message was never recorded as unacked), bytes kept, retention ms.
+# KEYS: quarantine stream, unacked hash, unacked index, optionally the reserved set. ARGV:
+# raw, queue, reason, delivery tag ('' when the message was never recorded as unacked),
+# bytes kept, retention ms.
 _QUARANTINE: Final = (
     QUARANTINE_LUA
     + """
 if ARGV[4] ~= '' then
   redis.call('HDEL', KEYS[2], ARGV[4])
   redis.call('ZREM', KEYS[3], ARGV[4])
+  if KEYS[4] then redis.call('ZREM', KEYS[4], ARGV[4]) end
 end
 return quarantine(KEYS[1], ARGV[1], ARGV[2], ARGV[3], ARGV[4], tonumber(ARGV[5]),
   tonumber(ARGV[6]))
@@ -134,16 +138,18 @@ class QuarantineStream:
         *,
         tag: str = "",
         unacked: tuple[str, str] | None = None,
+        reserved: str | None = None,
     ) -> str:
         """Quarantine ``raw``; its entry id.
 
         With ``tag`` and ``unacked`` (hash, index), its unacked record is removed in the
-        same script: the message is in exactly one place throughout.
+        same script (and the tag from ``reserved``, the queue's in-flight set): the
+        message is in exactly one place throughout.
         """
         hash_key, index_key = unacked or ("", "")
         script = client.register_script(_QUARANTINE)
         entry_id = script(
-            keys=[self.key, hash_key or self.key, index_key or self.key],
+            keys=[self.key, hash_key or self.key, index_key or self.key, *filter(None, [reserved])],
             args=[raw, queue, reason[:1000], tag if unacked else "", RAW_KEPT_BYTES, self._ms],
         )
         return _text(entry_id)

@@ -66,6 +66,7 @@ class Channel(clients.ClientsChannel):
         "task_queues",
         "max_message_bytes",
         "max_eta_s",
+        "reserved_keys",
     )
     #: Where refused messages go, and for how long (transport options; ``celery_config``).
     quarantine_key: str = Keys("windags").quarantine
@@ -75,6 +76,9 @@ class Channel(clients.ClientsChannel):
     task_queues: tuple[str, ...] = ()
     max_message_bytes: int = inspection.MAX_BYTES
     max_eta_s: float = schedule.MAX_ETA_S
+    #: Per task queue, the set of its taken, unacked delivery tags (``Keys.reserved``, under
+    #: kombu's prefix): the take adds to it, an ack or a restore removes (``qos.py``).
+    reserved_keys: dict[str, str] = {}  # noqa: RUF012  # a transport option, never mutated
     _waiting_on: str | None = None  # the BLMOVE wait's queue; None under kombu's BRPOP
 
     @cached_property
@@ -196,12 +200,19 @@ class Channel(clients.ClientsChannel):
 
     def file_refused(self, raw: bytes, queue: str, reason: str, *, tag: str | None = None) -> str:
         """Quarantine ``raw``; with ``tag``, its ``unacked`` record goes in the same script."""
-        held = None
+        held = reserved = None
         if tag is not None:
             held = (self.broker_key(self.unacked_key), self.broker_key(self.unacked_index_key))
+            reserved = self._reserved_key(queue)
         client = self.scripts_client()
-        entry_id: str = self.quarantine.put(client, raw, queue, reason, tag=tag or "", unacked=held)
+        entry_id: str = self.quarantine.put(
+            client, raw, queue, reason, tag=tag or "", unacked=held, reserved=reserved
+        )
         return entry_id
+
+    def _reserved_key(self, queue: str) -> str | None:
+        name = self.reserved_keys.get(queue)
+        return None if name is None else self.broker_key(name)
 
     def _take(self, queue: str, count: int = 1) -> list[list[Any]] | None:
         """Pop up to ``count`` messages, each recorded as unacked in the same step.
@@ -209,8 +220,9 @@ class Channel(clients.ClientsChannel):
         One ``[recorded, message, tag or reason]`` per message; None when it was empty.
         """
         keys = [self.broker_key(name) for name in (queue, self.unacked_key, self.unacked_index_key)]
+        reserved = self._reserved_key(queue)
         taken: list[list[Any]] | None = self.script(TAKE_LUA)(
-            keys=[*keys, self.quarantine.key],
+            keys=[*keys, self.quarantine.key, *filter(None, [reserved])],
             args=[time(), queue, RAW_KEPT_BYTES, self.quarantine.retention_s * 1000, count],
         )
         return taken
