@@ -32,7 +32,7 @@ def run_ceiling(request: ReviewRequest, report: Stage1Report, judge: Judge) -> S
             error=f"{type(exc).__name__}: {exc}",
         )
         return indeterminate_ceiling(report, failed, review_ms=_ms_since(started))
-    bias, pair_verdicts = (None, []) if request.baseline is None else _both_orders(request, judge)
+    bias, pair_verdicts = (None, []) if request.baseline is None else both_orders(request, judge)
     usage = sum((v.usage for v in pair_verdicts), verdict.usage)
     stage2 = Stage2Result(
         status=CeilingStatus.SCORED,
@@ -49,10 +49,13 @@ def run_ceiling(request: ReviewRequest, report: Stage1Report, judge: Judge) -> S
     return apply_ceiling(request, report, merged, review_ms=_ms_since(started), stage2=stage2)
 
 
-def _both_orders(
+def both_orders(
     request: ReviewRequest, judge: Judge
 ) -> tuple[BiasCheck | None, list[JudgeVerdict]]:
-    """Run the comparison candidate-first and baseline-first; rerun once if they disagree."""
+    """Run the comparison candidate-first and baseline-first; rerun once if they disagree.
+
+    The check is None when the judge failed before one pair was done (BC-EVAL-004).
+    """
     verdicts: list[JudgeVerdict] = []
     check = None
     for attempt in range(2):
