@@ -228,3 +228,29 @@ def test_repeated_claims_count_once(server: ServerHandle) -> None:
     result = review_with(server, Reply.ok(HIGH, claims=[LYON, LYON, again]))
     assert result.stage2 is not None and len(result.stage2.claims) == 1
     assert result.quality.grounding.gate == pytest.approx(1.0 - CONTRADICTED_PENALTY)
+
+
+def test_a_claim_about_a_definite_stage1_finding_adds_nothing(server: ServerHandle) -> None:
+    """Declared extractive: Lyon is definite in Stage 1; the judge's claim repeats it."""
+    plain = review_with(server, Reply.ok(HIGH), grounding="extractive")
+    result = review_with(server, Reply.ok(HIGH, claims=[LYON]), grounding="extractive")
+    assert result.stage2 is not None
+    (claim,) = result.stage2.claims
+    assert claim.settles == ("Lyon",) and claim.penalty == 0.0
+    before, after = plain.quality.grounding, result.quality.grounding
+    assert (after.value, after.gate) == (before.value, before.gate)
+    assert after.justification.count("Lyon") == before.justification.count("Lyon")
+    assert result.feedback is not None
+    assert len([i for i in result.feedback.specific_issues if "Lyon" in i.issue]) == 1
+
+
+def test_under_the_open_policy_a_claim_the_sources_lack_costs_nothing(
+    server: ServerHandle,
+) -> None:
+    outside = {"claim": "It draws seven million visitors a year", "support": "not_in_sources"}
+    result = review_with(server, Reply.ok(HIGH, claims=[outside]), grounding="open")
+    assert result.stage2 is not None and result.stage2.claims[0].penalty == 0.0
+    assert (
+        result.quality.grounding.gate
+        == run_stage1(request(grounding="open")).quality.grounding.gate
+    )

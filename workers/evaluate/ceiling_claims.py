@@ -148,12 +148,14 @@ def merged_grounding(
     notes = [
         f"suspect: {issue.message}" if issue.certainty is Certainty.SUSPECT else issue.message
         for i, issue in enumerate(issues)
-        if issue.dimension is Dimension.GROUNDING and i not in settled
+        if issue.dimension is Dimension.GROUNDING and (i not in settled or _is_definite(issue))
     ]
-    notes += [describe(c) for c in claims if c.effective is not ClaimSupport.SUPPORTED]
+    notes += [describe(c) for c in claims if c.penalty > 0]
     supported = sum(1 for c in claims if c.effective is ClaimSupport.SUPPORTED)
     if supported:
         notes.append(f"judge: {supported} claim(s) supported by a span found in the sources")
+    if rest := len(claims) - supported - sum(1 for c in claims if c.penalty > 0):
+        notes.append(f"judge: {rest} claim(s) already reported above, or allowed by the policy")
     text = "; ".join([scope, *notes])
     return DimensionScore.scored(value, _clip(text, JUSTIFICATION_CHARS), definite=definite)
 
