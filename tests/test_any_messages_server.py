@@ -244,6 +244,26 @@ def test_nothing_usable_leaves_the_ceiling_indeterminate_not_zero(toolless: Serv
         assert score.status is ScoreStatus.INDETERMINATE and score.value is None
 
 
+def test_replies_that_never_validated_are_charged(toolless: ServerHandle) -> None:
+    """An unusable verdict was still answered: its tokens and price are in the books."""
+    toolless.script(*[Reply.text_reply("No comment.")] * 2)
+    review_request = request()
+    priced = settings_for(
+        toolless,
+        stage1_model="smol-wall",
+        stage2_model="smol-ceiling",
+        endpoint_input_price_per_mtok=3.0,
+        endpoint_output_price_per_mtok=15.0,
+        judge_tool_use=ToolUse.NONE,
+    )
+    with AnthropicJudge(priced, FAST) as judge:
+        stage2 = run_ceiling(review_request, run_stage1(review_request), judge)
+    assert stage2.stage2.status is CeilingStatus.INDETERMINATE and stage2.stage2.calls == 2
+    assert stage2.usage.input_tokens > 0 and stage2.usage.output_tokens > 0
+    assert stage2.cost_usd > 0
+    assert stage2.cost_usd == pytest.approx(priced.price_of("smol-ceiling").cost(stage2.usage))
+
+
 # --- the same review through the hosted path and through text ----------------------------------
 
 

@@ -54,15 +54,29 @@ class JudgeOutputError(JudgeError):
         input_tokens: input tokens the unusable replies consumed (0 when not known).
         output_tokens: output tokens they consumed.
         calls: model calls made for them.
+        cost_usd: what they cost at the endpoint's price: paid for, so charged.
+        cache_read_input_tokens: input tokens read from the prompt cache.
+        cache_creation_input_tokens: input tokens written to it.
     """
 
     def __init__(
-        self, message: str, *, input_tokens: int = 0, output_tokens: int = 0, calls: int = 0
+        self,
+        message: str,
+        *,
+        input_tokens: int = 0,
+        output_tokens: int = 0,
+        calls: int = 0,
+        cost_usd: float = 0.0,
+        cache_read_input_tokens: int = 0,
+        cache_creation_input_tokens: int = 0,
     ) -> None:
         super().__init__(message)
         self.input_tokens = input_tokens
         self.output_tokens = output_tokens
         self.calls = calls
+        self.cost_usd = cost_usd
+        self.cache_read_input_tokens = cache_read_input_tokens
+        self.cache_creation_input_tokens = cache_creation_input_tokens
 
 
 class BudgetExceededError(EvaluatorError):

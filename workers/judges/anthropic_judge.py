@@ -137,6 +137,9 @@ class AnthropicJudge:
                         input_tokens=usage.input_tokens,
                         output_tokens=usage.output_tokens,
                         calls=calls,
+                        cost_usd=self._prices[model].cost(usage),
+                        cache_read_input_tokens=usage.cache_read_input_tokens,
+                        cache_creation_input_tokens=usage.cache_creation_input_tokens,
                     ) from exc
                 first_error = str(exc)
                 messages = prompt.corrective_messages(

@@ -9,11 +9,11 @@ import time
 from statistics import fmean
 
 from schemas.hops import Stage1Report, Stage2Report
-from schemas.judging import JudgeTask, JudgeTier, JudgeVerdict
+from schemas.judging import JudgeTask, JudgeTier, JudgeVerdict, TokenUsage
 from schemas.quality import CEILING_DIMENSIONS
 from schemas.request import ReviewRequest
 from schemas.result import BiasCheck, CeilingStatus, Stage2Result
-from workers.errors import JudgeError
+from workers.errors import JudgeError, JudgeOutputError
 from workers.evaluate.bias import position_check
 from workers.evaluate.stages import apply_ceiling, indeterminate_ceiling
 from workers.judges.base import Judge, task_for
@@ -26,12 +26,23 @@ def run_ceiling(request: ReviewRequest, report: Stage1Report, judge: Judge) -> S
     try:
         verdict = judge.evaluate(task)
     except JudgeError as exc:
+        # Replies that never validated were still answered, and paid for: charged.
+        spent = exc if isinstance(exc, JudgeOutputError) else JudgeOutputError("")
         failed = Stage2Result(
             status=CeilingStatus.INDETERMINATE,
             model=type(judge).__name__,
             error=f"{type(exc).__name__}: {exc}",
+            calls=spent.calls,
         )
-        return indeterminate_ceiling(report, failed, review_ms=_ms_since(started))
+        usage = TokenUsage(
+            input_tokens=spent.input_tokens,
+            output_tokens=spent.output_tokens,
+            cache_read_input_tokens=spent.cache_read_input_tokens,
+            cache_creation_input_tokens=spent.cache_creation_input_tokens,
+        )
+        return indeterminate_ceiling(
+            report, failed, review_ms=_ms_since(started), usage=usage, cost_usd=spent.cost_usd
+        )
     bias, pair_verdicts = (None, []) if request.baseline is None else both_orders(request, judge)
     usage = sum((v.usage for v in pair_verdicts), verdict.usage)
     stage2 = Stage2Result(
