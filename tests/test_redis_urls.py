@@ -31,6 +31,15 @@ def test_a_bad_sentinel_url_stops_the_settings(url: str) -> None:
         Settings(redis_url=url, redis_sentinel_master="m")
 
 
+@pytest.mark.parametrize(
+    "url", ["sentinel://:hunter2@h:x", "sentinel://u:hunter2@h:1/zero", "sentinel://:hunter2@:1"]
+)
+def test_a_bad_sentinel_url_is_reported_without_its_password(url: str) -> None:
+    with pytest.raises(ValueError) as refused:
+        parse_sentinel_url(url)
+    assert "hunter2" not in str(refused.value) and "***@" in str(refused.value)
+
+
 def test_sentinels_need_the_master_name() -> None:
     with pytest.raises(ValueError, match="needs the master name"):
         Settings(redis_url=THREE)

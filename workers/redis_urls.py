@@ -69,22 +69,32 @@ def parse_sentinel_url(url: str) -> SentinelUrl:
     sentinels: list[tuple[str, int]] = []
     for part in parts:
         if not is_sentinel(part):
-            raise ValueError(f"{part!r}: every address must be sentinel://host:port")
+            raise ValueError(f"{_shown(part)!r}: every address must be sentinel://host:port")
         split = urlsplit(part)
         try:
             port = split.port or SENTINEL_PORT
         except ValueError as exc:
-            raise ValueError(f"{part!r}: {exc}") from None
+            raise ValueError(f"{_shown(part)!r}: {exc}") from None
         if not split.hostname:
-            raise ValueError(f"{part!r}: no host")
+            raise ValueError(f"{_shown(part)!r}: no host")
         sentinels.append((split.hostname, port))
     first = urlsplit(parts[0])
     path = first.path.strip("/")
     if path and not path.isdigit():
-        raise ValueError(f"{parts[0]!r}: the database must be a number, not {path!r}")
+        raise ValueError(f"{_shown(parts[0])!r}: the database must be a number, not {path!r}")
     return SentinelUrl(
         sentinels=tuple(sentinels),
         db=int(path or 0),
         username=unquote(first.username) if first.username else None,
         password=unquote(first.password) if first.password else None,
     )
+
+
+def _shown(address: str) -> str:
+    """``address`` fit for an error message: its password is never printed."""
+    scheme, sep, rest = address.partition("://")
+    userinfo, at, host = rest.rpartition("@")
+    if not sep or not at:
+        return address
+    user = userinfo.partition(":")[0]
+    return f"{scheme}://{user}:***@{host}"
