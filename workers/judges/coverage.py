@@ -35,8 +35,8 @@ _STOPWORDS = set(
 )
 #: Words that set an answer's form or length, or point at its input or the ask, not its
 #: subject: "in a few sentences", "a short summary", "the article below", "answer the
-#: question". An answer never has to
-#: repeat them, so asking the same thing in other words does not change relevance.
+#: question". An answer never has to repeat them, so asking the same thing in other words
+#: does not change relevance.
 _FORM_WORDS = {
     *"few several brief briefly short shortly concise concisely sentence sentences word words "
     "line lines paragraph paragraphs bullet bullets point points summary above below "
