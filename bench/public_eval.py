@@ -56,7 +56,7 @@ from bench.public import engine, halueval, peers
 from bench.public.case import Case, Loaded
 from bench.public.halueval import Shape
 from bench.public.heldout import Half, half_of, sample_rank
-from bench.public.report import ERROR, Outcome, agreement, by_half, causes
+from bench.public.report import ERROR, Outcome, agreement, by_half, causes, fmt, text_table
 from bench.public.sources import LOADERS, load
 from schemas.request import GroundingPolicy, ReviewRequest
 from schemas.stages import Certainty
@@ -158,12 +158,6 @@ def _benchmark(loaded: Loaded, outcomes: list[Outcome], threshold: float | None)
     return figures
 
 
-def _fmt(value: object) -> str:
-    if value is None:
-        return "-"
-    return f"{value:.3f}" if isinstance(value, float) else str(value)
-
-
 #: (column, figure) of the main table; each cell is ``dev/test``.
 COLUMNS = (
     ("recall", "recall"),
@@ -182,23 +176,23 @@ def render(figures: dict[str, Any]) -> str:
     rows.append(_row("OVERALL", figures["overall"]))
     lines = [
         "dev half (tuned on) / test half (reported); gap = |dev - test|",
-        _table(head, rows),
+        text_table(head, rows),
         "",
     ]
     for name, agreed in figures.get("shape_agreement", {}).items():
         lines.append(
-            f"{name}: decided alike in every shape: dev {_fmt(agreed['dev'])}, "
-            f"test {_fmt(agreed['test'])}"
+            f"{name}: decided alike in every shape: dev {fmt(agreed['dev'])}, "
+            f"test {fmt(agreed['test'])}"
         )
     peer_rows = [
-        [name, peer, _fmt(p["n"]), _fmt(p["recall"]), _fmt(p["false_reject"])]
+        [name, peer, fmt(p["n"]), fmt(p["recall"]), fmt(p["false_reject"])]
         for name, f in figures["benchmarks"].items()
         for peer, p in f["test"]["peers"].items()
     ]
     lines += [
         "",
         "Peers on the same cases (test half):",
-        _table(("benchmark", "peer", "n", "recall", "FR"), peer_rows),
+        text_table(("benchmark", "peer", "n", "recall", "FR"), peer_rows),
         "",
     ]
     for name, f in figures["benchmarks"].items():
@@ -208,9 +202,9 @@ def render(figures: dict[str, Any]) -> str:
 
 def _row(name: str, f: dict[str, Any]) -> list[str]:
     dev, test = f["dev"], f["test"]
-    cells = [f"{_fmt(dev.get(k))}/{_fmt(test.get(k))}" for _, k in COLUMNS]
+    cells = [f"{fmt(dev.get(k))}/{fmt(test.get(k))}" for _, k in COLUMNS]
     gap = max(f["gap"].values(), default=None)
-    return [name, f"{dev['n']}/{test['n']}", *cells, _fmt(gap)]
+    return [name, f"{dev['n']}/{test['n']}", *cells, fmt(gap)]
 
 
 def _details(name: str, f: dict[str, Any]) -> list[str]:
@@ -224,21 +218,13 @@ def _details(name: str, f: dict[str, Any]) -> list[str]:
     confusion = f["test"]["confusion"].items()
     rows = [[label, *(str(row[c]) for c in cols)] for label, row in confusion]
     lines.append("   test half:")
-    lines += ["   " + line for line in _table(("label", *cols), rows).splitlines()]
+    lines += ["   " + line for line in text_table(("label", *cols), rows).splitlines()]
     for kind in ("false_reject", "miss"):
         for entry in f["causes"][kind]:
             shown = ", ".join(entry["examples"])
             codes = f"  codes raised: {entry['codes']}" if kind == "miss" and entry["codes"] else ""
             lines.append(f"   dev {kind}: {entry['cause']} x{entry['count']}  e.g. {shown}{codes}")
     return [*lines, ""]
-
-
-def _table(headers: Sequence[str], rows: Sequence[Sequence[str]]) -> str:
-    widths = [max([len(h), *(len(r[i]) for r in rows)]) for i, h in enumerate(headers)]
-    out = ["  ".join(h.rjust(w) for h, w in zip(headers, widths, strict=True))]
-    out.append("  ".join("-" * w for w in widths))
-    out += ["  ".join(c.rjust(w) for c, w in zip(r, widths, strict=True)) for r in rows]
-    return "\n".join(out)
 
 
 def main(argv: Sequence[str] | None = None) -> int:

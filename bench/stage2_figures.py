@@ -21,10 +21,10 @@ from __future__ import annotations
 
 import statistics
 from collections import Counter
-from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from bench.public.report import fmt, percentile, share, text_table
 from schemas.claims import ClaimSupport
 from schemas.hops import Stage2Report
 from schemas.judging import JudgeTask, JudgeTier, JudgeVerdict, ModelPrice, TokenUsage
@@ -126,25 +126,13 @@ def claim_counts(report: Stage2Report) -> Counter[str]:
     return counts
 
 
-def _share(part: int, whole: int) -> float | None:
-    return round(part / whole, 4) if whole else None
-
-
-def _percentile(values: list[float], q: int) -> float | None:
-    if not values:
-        return None
-    if len(values) == 1:
-        return round(values[0], 1)
-    return round(statistics.quantiles(values, n=100, method="inclusive")[q - 1], 1)
-
-
 def _catch(rows: list[Row], column: str, rejecting: frozenset[str]) -> dict[str, float | None]:
     """Recall and false-reject rate of one column; an error is no catch, and no accept."""
     bad = [getattr(r, column) for r in rows if not r.good]
     good = [getattr(r, column) for r in rows if r.good]
     return {
-        "recall": _share(sum(1 for v in bad if v in rejecting), len(bad)),
-        "false_reject": _share(sum(1 for v in good if v in rejecting or v == ERROR), len(good)),
+        "recall": share(sum(1 for v in bad if v in rejecting), len(bad)),
+        "false_reject": share(sum(1 for v in good if v in rejecting or v == ERROR), len(good)),
     }
 
 
@@ -174,8 +162,8 @@ def summarise(rows: list[Row], swaps: list[Swap]) -> dict[str, Any]:
         **_catch(sent, "stage2", frozenset({REJECT})),
         "indeterminate": sum(1 for r in sent if r.stage2 == INDETERMINATE),
         **_calls(ceiling_calls),
-        "p50_ms": _percentile([r.ms for r in sent if r.ms is not None], 50),
-        "p95_ms": _percentile([r.ms for r in sent if r.ms is not None], 95),
+        "p50_ms": percentile([r.ms for r in sent if r.ms is not None], 50, digits=1),
+        "p95_ms": percentile([r.ms for r in sent if r.ms is not None], 95, digits=1),
         "claims": dict(sorted(claims.items())),
     }
     checks = [s.check for s in swaps if s.check is not None]
@@ -213,26 +201,12 @@ CALL_HEADERS = (
 )  # fmt: skip
 
 
-def _fmt(value: object) -> str:
-    if value is None:
-        return "-"
-    return f"{value:.3f}" if isinstance(value, float) else str(value)
-
-
 def _ms(value: float | None) -> str:
     return "-" if value is None else f"{value:.0f}"
 
 
 def _pair(figures: dict[str, Any]) -> str:
-    return f"{_fmt(figures['recall'])}/{_fmt(figures['false_reject'])}"
-
-
-def _table(headers: Sequence[str], rows: Sequence[Sequence[str]]) -> str:
-    widths = [max([len(h), *(len(r[i]) for r in rows)]) for i, h in enumerate(headers)]
-    out = ["  ".join(h.rjust(w) for h, w in zip(headers, widths, strict=True))]
-    out.append("  ".join("-" * w for w in widths))
-    out += ["  ".join(c.rjust(w) for c, w in zip(r, widths, strict=True)) for r in rows]
-    return "\n".join(out)
+    return f"{fmt(figures['recall'])}/{fmt(figures['false_reject'])}"
 
 
 def render(results: dict[str, Any]) -> str:
@@ -263,7 +237,7 @@ def render(results: dict[str, Any]) -> str:
             f"{s['cost_usd']:.4f}",
             f"{_ms(s['p50_ms'])}/{_ms(s['p95_ms'])}",
             f"{w['judged']}/{w['pairs']}",
-            _fmt(w["mean_disagreement"]),
+            fmt(w["mean_disagreement"]),
             str(w["flagged"]),
             str(w["parse_failures"]),
         ]
@@ -278,10 +252,10 @@ def render(results: dict[str, Any]) -> str:
         [
             head,
             f"test half, {results['budget'] or 'all'} items per source; recall/false-reject rate",
-            _table(CATCH_HEADERS, catch),
+            text_table(CATCH_HEADERS, catch),
             "",
             "Stage 2 calls (Ceiling on every case past the Floor; swap = right vs wrong, both "
             "orders)",
-            _table(CALL_HEADERS, calls),
+            text_table(CALL_HEADERS, calls),
         ]
     )

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import statistics
 from collections import Counter, defaultdict
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -74,16 +74,34 @@ class _Examples:
             self.ids.append(item_id)
 
 
-def _share(part: int, whole: int) -> float | None:
+def share(part: int, whole: int) -> float | None:
+    """``part / whole`` to four places; None when there is no whole."""
     return round(part / whole, 4) if whole else None
 
 
-def _percentile(values: list[float], q: int) -> float | None:
+def percentile(values: list[float], q: int, digits: int = 2) -> float | None:
+    """The ``q``-th percentile (inclusive method), rounded; None for no values."""
     if not values:
         return None
     if len(values) == 1:
-        return round(values[0], 2)
-    return round(statistics.quantiles(values, n=100, method="inclusive")[q - 1], 2)
+        return round(values[0], digits)
+    return round(statistics.quantiles(values, n=100, method="inclusive")[q - 1], digits)
+
+
+def fmt(value: object) -> str:
+    """A printed figure: ``-`` for none, three places for a float."""
+    if value is None:
+        return "-"
+    return f"{value:.3f}" if isinstance(value, float) else str(value)
+
+
+def text_table(headers: Sequence[str], rows: Sequence[Sequence[str]]) -> str:
+    """Right-aligned columns two spaces apart, a rule under the headers."""
+    widths = [max([len(h), *(len(r[i]) for r in rows)]) for i, h in enumerate(headers)]
+    out = ["  ".join(h.rjust(w) for h, w in zip(headers, widths, strict=True))]
+    out.append("  ".join("-" * w for w in widths))
+    out += ["  ".join(c.rjust(w) for c, w in zip(r, widths, strict=True)) for r in rows]
+    return "\n".join(out)
 
 
 def summarise(outcomes: list[Outcome]) -> dict[str, Any]:
@@ -96,19 +114,19 @@ def summarise(outcomes: list[Outcome]) -> dict[str, Any]:
         "n": len(outcomes),
         "good": len(good),
         "defects": len(bad),
-        "recall": _share(sum(1 for o in bad if not o.accepted), len(bad)),
-        "floor_share": _share(sum(1 for o in floor if o.floor_failed), len(floor)),
-        "false_reject": _share(sum(1 for o in good if not o.accepted), len(good)),
-        "definite_false_reject": _share(
+        "recall": share(sum(1 for o in bad if not o.accepted), len(bad)),
+        "floor_share": share(sum(1 for o in floor if o.floor_failed), len(floor)),
+        "false_reject": share(sum(1 for o in good if not o.accepted), len(good)),
+        "definite_false_reject": share(
             sum(1 for o in good if not o.accepted and not o.escalated), len(good)
         ),
-        "caught_or_escalated": _share(
+        "caught_or_escalated": share(
             sum(1 for o in bad if not o.accepted or o.escalated), len(bad)
         ),
-        "good_escalated": _share(sum(1 for o in good if o.escalated), len(good)),
+        "good_escalated": share(sum(1 for o in good if o.escalated), len(good)),
         "errors": sum(1 for o in outcomes if o.decision == ERROR),
-        "p50_ms": _percentile(times, 50),
-        "p95_ms": _percentile(times, 95),
+        "p50_ms": percentile(times, 50),
+        "p95_ms": percentile(times, 95),
         "confusion": _confusion(outcomes),
         "peers": _peers(outcomes),
     }
@@ -140,8 +158,8 @@ def _peers(outcomes: Iterable[Outcome]) -> dict[str, dict[str, Any]]:
         bad = [o for o in members if not o.good]
         figures[name] = {
             "n": len(members),
-            "recall": _share(sum(1 for o in bad if o.peer and not o.peer[1]), len(bad)),
-            "false_reject": _share(sum(1 for o in good if o.peer and not o.peer[1]), len(good)),
+            "recall": share(sum(1 for o in bad if o.peer and not o.peer[1]), len(bad)),
+            "false_reject": share(sum(1 for o in good if o.peer and not o.peer[1]), len(good)),
         }
     return figures
 
@@ -201,7 +219,7 @@ def agreement(shapes: dict[str, list[Outcome]]) -> dict[str, float | None]:
         for o in outcomes:
             verdicts[(o.id, o.label, o.half)].add((o.decision, o.escalated))
     return {
-        h.value: _share(
+        h.value: share(
             sum(1 for (_, _, half), v in verdicts.items() if half is h and len(v) == 1),
             sum(1 for (_, _, half) in verdicts if half is h),
         )
