@@ -39,6 +39,9 @@ class Delivery(StrEnum):
     """Neither redelivered nor a retry: no earlier try of this message to count."""
     AGAIN = "again"
     """Redelivered (after a death, a requeue, a restore) or a retry of an earlier try."""
+    REPLAY = "replay"
+    """A live worker's hand-back (its Redis connection died) of a delivery that was not
+    the first: that try is already counted, and this one is the same try again."""
     UNKNOWN = "unknown"
     """Not told (a handler driven directly): every try is counted as it runs."""
 
@@ -98,10 +101,11 @@ def guarded(job: Job, deps: Deps, work: Callable[[bool], Outcome]) -> Outcome:
     A delivery past the limit while a live worker holds ``job.claim`` waits instead: its
     poison entry would take the stream slot of that worker's result.
     """
-    count = _count(job, deps)
+    count, bumped = _count(job, deps)
     limit = deps.settings.max_task_tries
     if count.tries > limit and job.claim is not None and deps.redis.exists(job.claim):
-        deps.tries.unbump(job.stage.value, job.identity)
+        if bumped:
+            deps.tries.unbump(job.stage.value, job.identity)
         return CLAIM_WAIT
     if count.tries > limit:
         why = f"{job.stage.value} did not finish in {limit} tries "
@@ -125,18 +129,27 @@ def guarded(job: Job, deps: Deps, work: Callable[[bool], Outcome]) -> Outcome:
         _give_up(job, why, count.tries, deps)
         return None
     if isinstance(outcome, RetryLater) and not outcome.counted and not job.counts_lazily:
-        deps.tries.unbump(job.stage.value, job.identity)
+        if bumped:
+            deps.tries.unbump(job.stage.value, job.identity)
     return outcome
 
 
-def _count(job: Job, deps: Deps) -> TryCount:
-    """This delivery's place in the review's tries (``Delivery``)."""
+def _count(job: Job, deps: Deps) -> tuple[TryCount, bool]:
+    """This delivery's place in the review's tries (``Delivery``), and whether it counted."""
     if job.counts_lazily and job.delivery is Delivery.FIRST:
-        return TryCount(1)  # nothing written: the first delivery of its message
-    count = deps.tries.bump(job.stage.value, job.identity, check_published=job.check_published)
+        return TryCount(1), False  # nothing written: the first delivery of its message
+    stage, identity, published = job.stage.value, job.identity, job.check_published
+    if job.delivery is Delivery.REPLAY:
+        # The try it replays counted itself if it had started; one handed back before it
+        # started is counted one short (a broker outage is not the task's fault).
+        seen = deps.tries.peek(stage, identity, check_published=published)
+        if seen.tries > 0 or job.counts_lazily:
+            tries = max(seen.tries, 1) + (1 if job.counts_lazily else 0)
+            return TryCount(tries, seen.published), False
+    count = deps.tries.bump(stage, identity, check_published=published)
     if job.counts_lazily:  # the uncounted first delivery came before this one
-        return TryCount(count.tries + 1, count.published)
-    return count
+        return TryCount(count.tries + 1, count.published), True
+    return count, True
 
 
 def _give_up(job: Job, message: str, tries: int, deps: Deps) -> None:

@@ -30,6 +30,7 @@ from workers.fleet.handlers import handle_malformed, handle_router, handle_stage
 from workers.fleet.outcome import Hop, Outcome, RetryLater
 from workers.fleet.quarantine import quarantine_refused
 from workers.fleet.queues import Queue, TaskName
+from workers.fleet.replay import REPLAY_HEADER, ReplayOf, replay_of
 from workers.learning.periodic import run_refit
 from workers.observe import spans, telemetry, tracecontext
 from workers.settings import Settings
@@ -164,11 +165,21 @@ def delivery_of(task: Task) -> Delivery:
     """Whether the running task is its message's first delivery.
 
     kombu marks a message it restores (a dead worker's, a requeue, an overdue one)
-    ``redelivered``; a Celery retry is a new message that counts its ``retries``.
+    ``redelivered``; a Celery retry is a new message that counts its ``retries``. A
+    message a live worker handed back when its Redis connection died is a replay of the
+    delivery it interrupted (``workers/fleet/replay.py``).
     """
     request = task.request
     info = request.delivery_info or {}
-    if request.retries or info.get("redelivered") or (request.headers or {}).get("redelivered"):
+    headers = request.headers or {}
+    retries = request.retries or 0
+    own = {REPLAY_HEADER: getattr(request, REPLAY_HEADER, None)}  # Celery's copy of headers
+    replay = replay_of(headers, retries) or replay_of(own, retries)
+    if replay is ReplayOf.FIRST and not retries:
+        return Delivery.FIRST
+    if replay is not None:
+        return Delivery.REPLAY
+    if request.retries or info.get("redelivered") or headers.get("redelivered"):
         return Delivery.AGAIN
     return Delivery.FIRST
 

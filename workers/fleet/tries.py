@@ -43,6 +43,15 @@ class TryCounter:
         count, _, *published = pipe.execute()
         return TryCount(int(count), bool(published and published[0]))
 
+    def peek(self, stage: str, identity: str, *, check_published: bool = False) -> TryCount:
+        """Executions counted so far, counting none; ``bump``'s answer without the bump."""
+        pipe = self._redis.pipeline()
+        pipe.get(self._keys.tries(stage, identity))
+        if check_published:
+            pipe.exists(self._keys.published(identity))
+        count, *published = pipe.execute()
+        return TryCount(int(count or 0), bool(published and published[0]))
+
     def count(self, stage: str, identity: str) -> int:
         """Executions counted so far (0 when none, or expired)."""
         return int(self._redis.get(self._keys.tries(stage, identity)) or 0)

@@ -27,12 +27,14 @@ def handle_stage2(
 ) -> Outcome:
     """The Ceiling; a delivery while another worker judges the same review waits.
 
-    Every delivery is counted (``delivery`` aside): the claim bounds the waits.
+    Every delivery is counted (a replay aside: ``workers/fleet/recovery.py``): the claim
+    bounds the waits.
     """
-    del delivery  # counted on every delivery: see ``Job.counts_lazily``
     job = Job.of_hop(Queue.STAGE2, identity_json, request_json, check_published=True)
     if job.whose is not None:
-        job = replace(job, claim=deps.keys.stage2_claim(job.whose.key))
+        # Counted on every delivery (``Job.counts_lazily``); a replay counts the try it replays.
+        replay = delivery if delivery is Delivery.REPLAY else Delivery.UNKNOWN
+        job = replace(job, claim=deps.keys.stage2_claim(job.whose.key), delivery=replay)
 
     def work(published: bool) -> Outcome:
         if published:

@@ -1,0 +1,141 @@
+"""A try a Redis restart interrupted, replayed, is the same try: it never counts twice.
+
+Three Redis restarts used to dead-letter the reviews in flight at each one: every hand-back
+came back ``redelivered`` and counted one more try (``workers/fleet/recovery.py``).
+"""
+
+from __future__ import annotations
+
+import json
+import uuid
+from collections.abc import Iterator
+from dataclasses import replace
+from types import SimpleNamespace
+from typing import Any
+
+import pytest
+from celery.app.task import Context
+
+from schemas.result import ErrorCode, ReviewError, ReviewResult
+from tests.infrastructure import leased_database
+from tests.integration.support import sample
+from tests.verdicts import paid_verdict
+from workers.fleet.deps import Deps, build_deps
+from workers.fleet.guard import Delivery
+from workers.fleet.handlers import handle_router, handle_stage1, handle_stage2
+from workers.fleet.outcome import Hop
+from workers.fleet.queues import TaskName
+from workers.fleet.replay import REPLAY_HEADER, ReplayOf
+from workers.fleet.tasks import delivery_of
+from workers.results.stream import read_all
+from workers.settings import Settings
+from workers.testing.scripted_judge import ScriptedJudge
+
+pytestmark = pytest.mark.integration
+
+LIMIT = 3
+
+
+@pytest.fixture(scope="module")
+def replays_url(redis_url: str) -> str:
+    return leased_database(redis_url.rsplit("/", 1)[0] + "/12")
+
+
+@pytest.fixture
+def judge() -> ScriptedJudge:
+    return ScriptedJudge()
+
+
+@pytest.fixture
+def deps(replays_url: str, judge: ScriptedJudge) -> Iterator[Deps]:
+    settings = Settings(
+        redis_url=replays_url, key_prefix=f"rp-{uuid.uuid4().hex[:8]}", max_task_tries=LIMIT
+    )
+    built = replace(build_deps(settings, judge=judge), wall_judge=None)
+    yield built
+    built.redis.close()
+
+
+def _at_router(deps: Deps, dag: str) -> Hop:
+    hop = handle_stage1(json.dumps(sample("final_deliverable.json", dag_id=dag)), deps)
+    assert isinstance(hop, Hop) and hop.task is TaskName.ROUTER
+    return hop
+
+
+def _entries(deps: Deps, dag: str) -> list[ReviewResult | ReviewError]:
+    return [e.payload for e in read_all(deps.redis, deps.settings.keys.results(dag))]
+
+
+@pytest.mark.parametrize(
+    ("delivery", "dead_lettered"), [(Delivery.REPLAY, False), (Delivery.UNKNOWN, True)]
+)
+def test_a_replayed_stage2_try_is_not_counted_again(
+    deps: Deps, judge: ScriptedJudge, delivery: Delivery, dead_lettered: bool
+) -> None:
+    dag = f"s2-{delivery.value}"
+    identity, request, report = _at_router(deps, dag).args
+    hop = handle_router(identity, request, report, deps)
+    assert isinstance(hop, Hop) and hop.task is TaskName.STAGE2
+    routed = hop.args[2]
+    counter = deps.keys.tries("stage2", f"{dag}:release-notes:1")
+    deps.redis.set(counter, LIMIT)  # the interrupted try was the last one allowed
+    judge.push(paid_verdict(0.9, model="scripted-sonnet", tokens=(1000, 200), cost_usd=0.01))
+
+    assert handle_stage2(identity, request, routed, deps, delivery=delivery) is None
+
+    [entry] = _entries(deps, dag)
+    if dead_lettered:  # any other delivery is one try more
+        assert isinstance(entry, ReviewError) and entry.code is ErrorCode.POISON
+    else:
+        assert isinstance(entry, ReviewResult) and entry.stage2 is not None
+        assert int(deps.redis.get(counter) or 0) == LIMIT
+
+
+@pytest.mark.parametrize(
+    ("delivery", "dead_lettered"), [(Delivery.REPLAY, False), (Delivery.AGAIN, True)]
+)
+def test_a_replayed_router_try_is_not_counted_again(
+    deps: Deps, delivery: Delivery, dead_lettered: bool
+) -> None:
+    dag = f"r-{delivery.value}"
+    identity, request, report = _at_router(deps, dag).args
+    counter = deps.keys.tries("router", f"{dag}:release-notes:1")
+    # The router counts lazily: the counter holds the redeliveries, the first goes uncounted.
+    deps.redis.set(counter, LIMIT - 1)
+
+    outcome = handle_router(identity, request, report, deps, delivery=delivery)
+
+    if dead_lettered:
+        assert outcome is None
+        [entry] = _entries(deps, dag)
+        assert isinstance(entry, ReviewError) and entry.code is ErrorCode.POISON
+    else:
+        assert isinstance(outcome, Hop) and outcome.task is TaskName.STAGE2
+        assert _entries(deps, dag) == []
+        assert int(deps.redis.get(counter) or 0) == LIMIT - 1
+
+
+def _task(**request: Any) -> Any:
+    fields = {"delivery_info": {}, "retries": 0, **request}
+    return SimpleNamespace(request=Context(fields))
+
+
+@pytest.mark.parametrize(
+    ("request_fields", "expected"),
+    [
+        ({}, Delivery.FIRST),
+        ({"delivery_info": {"redelivered": True}}, Delivery.AGAIN),
+        ({"retries": 1}, Delivery.AGAIN),
+        # A hand-back marks the message redelivered (kombu) and a replay (ours).
+        ({"redelivered": True, REPLAY_HEADER: f"{ReplayOf.FIRST}:0"}, Delivery.FIRST),
+        ({"redelivered": True, REPLAY_HEADER: f"{ReplayOf.AGAIN}:0"}, Delivery.REPLAY),
+        ({"retries": 2, REPLAY_HEADER: f"{ReplayOf.FIRST}:2"}, Delivery.REPLAY),
+        # A Celery retry copies its task's headers: a mark of another message is no mark.
+        ({"retries": 1, REPLAY_HEADER: f"{ReplayOf.FIRST}:0"}, Delivery.AGAIN),
+        ({REPLAY_HEADER: "garbage", "redelivered": True}, Delivery.AGAIN),
+    ],
+)
+def test_a_replay_is_told_from_its_headers(
+    request_fields: dict[str, Any], expected: Delivery
+) -> None:
+    assert delivery_of(_task(**request_fields)) is expected
