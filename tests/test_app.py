@@ -7,7 +7,7 @@ from typing import Any
 import kombu.exceptions
 import pytest
 import redis
-from celery.exceptions import Reject
+from celery.exceptions import Reject, SoftTimeLimitExceeded
 
 from workers.fleet.app import create_app
 from workers.settings import Settings
@@ -24,7 +24,12 @@ def _task_raising(exc: BaseException) -> Any:
 
 @pytest.mark.parametrize(
     "fault",
-    [redis.ConnectionError("Redis went away"), kombu.exceptions.OperationalError("no broker")],
+    [
+        redis.ConnectionError("Redis went away"),
+        kombu.exceptions.OperationalError("no broker"),
+        # Met outside the handlers' guard (a replaced prefork child building its judge).
+        SoftTimeLimitExceeded(),
+    ],
 )
 def test_a_connection_fault_escaping_a_task_requeues_its_message(fault: Exception) -> None:
     with pytest.raises(Reject) as raised:

@@ -49,7 +49,7 @@ from typing import Any
 import kombu.exceptions
 import redis
 from celery import Celery, Task
-from celery.exceptions import Reject
+from celery.exceptions import Reject, SoftTimeLimitExceeded
 
 from workers.fleet.queues import TASK_ROUTES, Queue, TaskName
 from workers.fleet.sentinel import SENTINEL_TRANSPORT
@@ -93,10 +93,18 @@ class ReviewTask(Task):  # type: ignore[misc]  # celery ships no type hints
     max_retries = None
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
-        """Run the task; a connection fault rejects the message back onto its queue."""
+        """Run the task; a connection fault rejects the message back onto its queue.
+
+        So does a soft time limit met outside the handlers' guard (which counts the try and
+        bounds it): a prefork child that Celery replaced on a lost connection built its
+        collaborators (the judge's TLS context) past Stage 1's 10 s on a loaded machine, and
+        the review was rejected, that is deleted (seen in the Redis-restart fault test).
+        """
         try:
             return super().__call__(*args, **kwargs)
         except CONNECTION_FAULTS as exc:
+            raise Reject(exc, requeue=True) from exc
+        except SoftTimeLimitExceeded as exc:
             raise Reject(exc, requeue=True) from exc
         except Reject as exc:
             if not exc.requeue and isinstance(exc.reason, CONNECTION_FAULTS):

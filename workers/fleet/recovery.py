@@ -1,16 +1,11 @@
 """What a live worker held when its Redis connection died goes back as soon as Redis answers.
 
 A consumer whose connection dies (Redis restarted, a Sentinel failover) closes its channel,
-and the channel hands every delivery it held (reserved, or running) back to its queue. With
-Redis down that restore failed, and kombu left the records in ``unacked`` until the
-visibility timeout had passed: a quarter of an hour by default. Here the tags a hand-back
-could not restore are kept by this process, and one restorer thread hands them back through
-a connection of its own as soon as Redis answers again.
-
-Why a thread of its own (and not the channel that connects next, as a first attempt did):
-under gevent a channel is also opened inside task greenlets, which Celery kills when the
-connection is lost; a restore running there could be cut off between taking the tags and
-restoring them, and they waited for the timeout again. Nothing kills the restorer.
+and the channel hands what it held (reserved, or running) back to the queues. With Redis
+down that failed, and kombu left the records in ``unacked`` for the visibility timeout (900 s
+by default). Here a restorer thread of the process's own hands them back as soon as Redis
+answers: not the channel that connects next (a first attempt): under gevent that may be a
+task's greenlet, which Celery kills on a lost connection, between taking tags and restoring.
 
 A hand-back is a *replay* of the try it interrupted (``workers/fleet/replay.py``): a
 broker outage never counts towards the poison limit. The old delivery's late ack or reject
@@ -33,10 +28,9 @@ __all__ = ["RESTORER", "Restorer", "disowned", "hand_back", "mark", "taken_befor
 
 log = logging.getLogger("windags.transport")
 
-#: How often the restorer tries again while Redis does not answer.
+#: How often the restorer tries again while Redis does not answer, and after how many
+#: failed attempts (ten minutes) it leaves the records to the visibility timeout.
 RETRY_EVERY_S: Final = 0.5
-#: Failed attempts after which the restorer leaves the records to the visibility timeout
-#: (about ten minutes of a Redis that does not answer).
 GIVE_UP_AFTER: Final = 1200
 
 
@@ -75,19 +69,33 @@ def hand_back(qos: RestoringQoS, client: Any = None) -> None:
         handed_back = set()
         setattr(qos, _HANDED_BACK, handed_back)
     handed_back.update(tags)
-    channel = qos.channel
-    if tags:
-        log.info("handing back %d deliveries as the channel closes", len(tags))
+    connection = getattr(qos.channel.connection, "client", None)
+    if not tags:
+        return
+    since = time.time()
+    if connection is not None and not _answers(connection):
+        RESTORER.keep(connection.clone(), tags, since=since)
+        return
+    log.info("handing back %d deliveries as the channel closes", len(tags))
     for done, tag in enumerate(tags):
         try:
             qos.restore_by_tag(tag, client=client, replay=True)
         except Exception as exc:  # Redis away (or kombu's wrapping of that): retry later
-            connection = getattr(channel.connection, "client", None)
             if connection is None:  # no way back to Redis: after the visibility timeout
                 log.error("could not hand back %d deliveries: %r", len(tags) - done, exc)
                 return
-            RESTORER.keep(connection.clone(), tags[done:], since=time.time())
+            RESTORER.keep(connection.clone(), tags[done:], since=since)
             return
+
+
+def _answers(connection: Any) -> bool:
+    """Whether Redis answers now, asked once (a channel's client retried 10 s)."""
+    try:
+        with connection.clone() as probe:
+            probe.ensure_connection(max_retries=0)  # a channel that pings
+    except Exception:  # any failure: the restorer retries
+        return False
+    return True
 
 
 def taken_before(pipe: Any, qos: Any, tag: Any, before: float) -> bool:
@@ -111,21 +119,17 @@ def disowned(qos: object, tag: Any) -> bool:
     """
     handed_back: set[Any] | None = getattr(qos, _HANDED_BACK, None)
     if not handed_back or tag not in handed_back:
-        return False
-    handed_back.discard(tag)
+        return False  # kept: Celery may ack or reject one delivery more than once
     log.info("delivery %s was handed back: its late ack or reject is dropped", tag)
     return True
 
 
 @dataclass
 class _Pending:
-    connect: Any
-    """A kombu ``Connection`` (not connected) to the broker the tags belong to."""
-    since: float
-    """When Redis was found away (epoch s): every record it holds was taken before."""
+    connect: Any  # a kombu Connection (not connected) to the broker the tags belong to
+    since: float  # when Redis was found away (epoch s): every record was taken before
     tags: list[Any] = field(default_factory=list)
-    rounds: int = 0
-    """Attempts that failed so far."""
+    rounds: int = 0  # attempts that failed so far
 
 
 class Restorer:
@@ -139,10 +143,7 @@ class Restorer:
         self._wake = threading.Event()
 
     def keep(self, connection: Any, tags: list[Any], *, since: float) -> None:
-        """Hand ``tags`` back through ``connection`` (a clone) as soon as Redis answers.
-
-        ``since``: when Redis was found away (a failed restore): what it held then.
-        """
+        """Hand ``tags`` back through ``connection`` (a clone) once Redis answers again."""
         key = connection.as_uri(include_password=False)
         with self._lock:
             pending = self._pending.setdefault(key, _Pending(connection, since))
@@ -183,9 +184,7 @@ class Restorer:
     def _restore(self, pending: _Pending) -> list[Any]:
         """Restore what ``pending`` holds; the tags left when Redis did not answer.
 
-        Any failure is retried (a restore of a record kombu cannot read quarantines it,
-        it does not fail); after ``GIVE_UP_AFTER`` rounds the records are left to the
-        visibility timeout.
+        Any failure is retried (an unreadable record is quarantined, not a failure).
         """
         tags = pending.tags
         done = 0
