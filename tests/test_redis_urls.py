@@ -7,7 +7,7 @@ import pytest
 from workers.connections import BlockingSentinelPool, redis_client
 from workers.fleet.app import celery_config
 from workers.fleet.sentinel import SENTINEL_TRANSPORT
-from workers.redis_urls import SentinelUrl, parse_sentinel_url
+from workers.redis_urls import ClusterUrl, SentinelUrl, parse_cluster_url, parse_sentinel_url
 from workers.settings import Settings
 
 THREE = "sentinel://:s%40cret@10.0.0.1:26380/2;sentinel://10.0.0.2;sentinel://h3:26381"
@@ -60,3 +60,36 @@ def test_state_connections_and_the_broker_go_through_the_sentinels() -> None:
     assert config["broker_transport"] == SENTINEL_TRANSPORT
     assert config["broker_transport_options"]["master_name"] == "primary-a"
     assert config["broker_url"] == THREE
+
+
+CLUSTER = "cluster://app:s%40cret@10.0.0.1:7000;cluster://10.0.0.2:7001"
+
+
+def test_a_cluster_url_names_its_nodes_and_the_first_ones_credentials() -> None:
+    assert parse_cluster_url(CLUSTER) == ClusterUrl(
+        nodes=(("10.0.0.1", 7000), ("10.0.0.2", 7001)), username="app", password="s@cret"
+    )
+
+
+@pytest.mark.parametrize(
+    "url", ["cluster://h:1;redis://h:2", "cluster://h", "cluster://h:1/3", "cluster://:hunter2@:1"]
+)
+def test_a_bad_cluster_url_stops_the_settings_without_its_password(url: str) -> None:
+    with pytest.raises(ValueError, match="state_redis_url") as refused:
+        Settings(state_redis_url=url)
+    assert "hunter2" not in str(refused.value).split("input_value")[0]
+
+
+def test_the_broker_is_never_a_cluster_and_only_cluster_state_is_tagged() -> None:
+    with pytest.raises(ValueError, match="WINDAGS_STATE_REDIS_URL"):
+        Settings(redis_url=CLUSTER)
+    assert Settings(state_redis_url=CLUSTER).keys.tagged
+    assert not Settings(state_redis_url="redis://10.0.0.3:6379/1").keys.tagged
+    assert not Settings().keys.tagged
+
+
+def test_a_cluster_state_client_is_redis_pys_cluster_and_the_broker_stays_apart() -> None:
+    settings = Settings(redis_url="redis://10.0.0.9:6379/0", state_redis_url=CLUSTER)
+    # Constructing discovers the cluster; a client is not built here (no cluster runs).
+    assert settings.state_url == CLUSTER
+    assert celery_config(settings)["broker_url"] == "redis://10.0.0.9:6379/0"

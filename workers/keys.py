@@ -6,6 +6,13 @@ share a Redis database without sharing state. kombu's keys too: the transport pr
 queue lists (``<prefix>:broker:stage1``), ``unacked``, its index and mutex, the binding
 tables and the broadcast channels of remote control. A test greps the tree for the
 ``<prefix>:<family>:`` pattern outside this module.
+
+On a Redis Cluster (``tagged``: the state URL is ``cluster://``) a DAG's keys and its
+reviews' keys carry one hash tag, the first ``:``-part of the DAG id in braces
+(``<prefix>:results:{team}:run-7``, ``<prefix>:published:{team}:run-7:node:1``), so every
+script of one review touches one slot; a review key starts with its DAG id, so the tag
+comes from either. On one Redis the names stay as they always were (``tagged`` false): a
+running fleet upgrades without a key changing name under it.
 """
 
 from __future__ import annotations
@@ -16,11 +23,39 @@ UNROUTABLE_DAG = "_unroutable"
 """The stream of error entries whose DAG could not be read."""
 
 
+def hash_tagged(name: str) -> str:
+    """``name`` with its first ``:``-part as a Redis Cluster hash tag: ``a:b`` -> ``{a}:b``.
+
+    Braces and ``%`` in ``name`` are escaped first (a refused request's DAG id may hold any
+    text), and an empty first part becomes ``{%}``: the tag is never empty, never cut short,
+    and two names never spell one key.
+    """
+    escaped = name.replace("%", "%25").replace("{", "%7B").replace("}", "%7D")
+    head, sep, rest = escaped.partition(":")
+    return f"{{{head or '%'}}}{sep}{rest}"
+
+
 @dataclass(frozen=True, slots=True)
 class Keys:
     """The keys of one deployment; cheap to build, safe to share between threads."""
 
     prefix: str
+    tagged: bool = False
+    """Spell per-DAG and per-review keys with the DAG's hash tag (state on a cluster)."""
+
+    def _slot(self, name: str) -> str:
+        """A DAG id, review key, skill or evaluator as its keys spell it."""
+        return hash_tagged(name) if self.tagged else name
+
+    def _review(self, review_key: str, dag_id: str | None) -> str:
+        """A review key in its DAG's slot: ``dag_id`` names the stream when the key does not.
+
+        An error entry's key (``invalid:<digest>``, a body's digest) does not start with the
+        DAG id of the stream it goes to; on a cluster its keys are put in that DAG's slot.
+        """
+        if not self.tagged or dag_id is None or review_key.startswith(f"{dag_id}:"):
+            return self._slot(review_key)
+        return f"{hash_tagged(dag_id)}:{review_key}"
 
     # The broker: what kombu writes, under kombu's ``global_keyprefix``.
 
@@ -57,7 +92,7 @@ class Keys:
 
     def results(self, dag_id: str) -> str:
         """The results stream of one DAG."""
-        return f"{self.prefix}:results:{dag_id}"
+        return f"{self.prefix}:results:{self._slot(dag_id)}"
 
     def of_dag(self, dag_id: str) -> tuple[str, ...]:
         """The keys that hold one DAG's reviews: its results stream, spend and shape.
@@ -85,37 +120,40 @@ class Keys:
         """
         return f"{self.prefix}:quarantine"
 
-    def published(self, review_key: str) -> str:
-        """Remembers that ``review_key`` reached its stream (publication's dedup key)."""
-        return f"{self.prefix}:published:{review_key}"
+    def published(self, review_key: str, dag_id: str | None = None) -> str:
+        """Remembers that ``review_key`` reached its stream (publication's dedup key).
+
+        ``dag_id``: the DAG of the stream, for an error entry's key that does not name it.
+        """
+        return f"{self.prefix}:published:{self._review(review_key, dag_id)}"
 
     def booked(self, review_key: str) -> str:
         """Marks that a published result's bookkeeping (attempt, labels, queue) is done."""
-        return f"{self.prefix}:booked:{review_key}"
+        return f"{self.prefix}:booked:{self._slot(review_key)}"
 
     def tries(self, stage: str, identity: str) -> str:
         """Executions of one stage of one review (or of one unreadable body)."""
-        return f"{self.prefix}:tries:{stage}:{identity}"
+        return f"{self.prefix}:tries:{stage}:{self._slot(identity)}"
 
     def stage2_claim(self, review_key: str) -> str:
         """Held while one worker runs the review's Ceiling."""
-        return f"{self.prefix}:claim:{review_key}"
+        return f"{self.prefix}:claim:{self._slot(review_key)}"
 
     def stage2_report(self, review_key: str) -> str:
         """A finished Ceiling, kept so that a redelivery never pays the judge twice."""
-        return f"{self.prefix}:stage2:{review_key}"
+        return f"{self.prefix}:stage2:{self._slot(review_key)}"
 
     def cost(self, dag_id: str) -> str:
         """A DAG's review spend in USD."""
-        return f"{self.prefix}:cost:{dag_id}"
+        return f"{self.prefix}:cost:{self._slot(dag_id)}"
 
     def dag(self, dag_id: str) -> str:
         """A registered DAG's shape (hash: version, digest, shape); expires with its results."""
-        return f"{self.prefix}:dag:{dag_id}"
+        return f"{self.prefix}:dag:{self._slot(dag_id)}"
 
     def charged(self, review_key: str) -> str:
         """Marks ``review_key``'s cost as already charged to its DAG."""
-        return f"{self.prefix}:charged:{review_key}"
+        return f"{self.prefix}:charged:{self._slot(review_key)}"
 
     def verdict(self, digest: str) -> str:
         """A cached model verdict, by the content hash of its task."""
@@ -139,31 +177,44 @@ class Keys:
 
     def human_item(self, review_key: str) -> str:
         """What a reviewer sees of one waiting review (a ``ReviewItem``); set once."""
-        return f"{self.prefix}:human:item:{review_key}"
+        return f"{self.prefix}:human:item:{self._slot(review_key)}"
 
     def human_claim(self, review_key: str) -> str:
         """The reviewer holding ``review_key``, until the claim expires back to the queue."""
-        return f"{self.prefix}:human:claim:{review_key}"
+        return f"{self.prefix}:human:claim:{self._slot(review_key)}"
 
     def human_decided(self, review_key: str) -> str:
         """The verdict's entry id and reviewer: the verdict's dedup key."""
-        return f"{self.prefix}:human:decided:{review_key}"
+        return f"{self.prefix}:human:decided:{self._slot(review_key)}"
 
     def attempts(self, dag_id: str, node_id: str) -> str:
         """One node's attempt records (hash: attempt -> ``AttemptRecord``)."""
-        return f"{self.prefix}:attempts:{dag_id}:{node_id}"
+        return f"{self.prefix}:attempts:{self._slot(dag_id)}:{node_id}"
 
     def outcomes_of_skill(self, skill_id: str) -> str:
         """Labelled outcomes of one skill, newest first (a capped list)."""
-        return f"{self.prefix}:outcomes:skill:{skill_id}"
+        return f"{self.prefix}:outcomes:skill:{self._slot(skill_id)}"
 
-    def outcome_once(self, dag_id: str, node_id: str, attempt: int, label_id: str) -> str:
-        """Marks that one label of one attempt was recorded (a replay adds it once)."""
-        return f"{self.prefix}:outcomes:once:{dag_id}:{node_id}:{attempt}:{label_id}"
+    def skill_outcome_once(
+        self, skill_id: str, dag_id: str, node_id: str, attempt: int, label_id: str
+    ) -> str:
+        """Marks that one label of one attempt is in its skill's list (a replay adds it once).
+
+        In the list's slot, so that the mark and the push are one script.
+        """
+        label = f"{dag_id}:{node_id}:{attempt}:{label_id}"
+        return f"{self.prefix}:outcomes:once:skill:{self._slot(skill_id)}:{label}"
+
+    def evaluator_outcome_once(
+        self, evaluator: str, dag_id: str, node_id: str, attempt: int, label_id: str
+    ) -> str:
+        """Marks that one label of one attempt is in its evaluator's list (in its slot)."""
+        label = f"{dag_id}:{node_id}:{attempt}:{label_id}"
+        return f"{self.prefix}:outcomes:once:evaluator:{self._slot(evaluator)}:{label}"
 
     def outcomes_of_evaluator(self, evaluator: str) -> str:
         """Labelled outcomes by one evaluator, newest first (a capped list)."""
-        return f"{self.prefix}:outcomes:evaluator:{evaluator}"
+        return f"{self.prefix}:outcomes:evaluator:{self._slot(evaluator)}"
 
     @property
     def outcome_skills(self) -> str:

@@ -5,7 +5,12 @@ Sentinels that watch a primary and its replicas:
 ``sentinel://[:PASSWORD@]HOST:PORT[/DB];sentinel://HOST:PORT;...``, with the primary's
 name in ``WINDAGS_REDIS_SENTINEL_MASTER``. The first address carries the password and
 the database number, as kombu reads them for the broker; the state connections
-(``workers/connections.py``) read them the same way here. Pure parsing: no connection.
+(``workers/connections.py``) read them the same way here.
+
+``WINDAGS_STATE_REDIS_URL`` may also name a Redis Cluster by some of its nodes:
+``cluster://[[USER]:PASSWORD@]HOST:PORT;cluster://HOST:PORT;...`` (the first carries the
+credentials; a cluster has database 0 only). The broker never runs on one: kombu has no
+cluster transport. Pure parsing: no connection.
 """
 
 from __future__ import annotations
@@ -14,7 +19,8 @@ from dataclasses import dataclass
 from urllib.parse import unquote, urlsplit
 
 SENTINEL_SCHEME = "sentinel://"
-SCHEMES = ("redis://", "rediss://", "unix://", SENTINEL_SCHEME)
+CLUSTER_SCHEME = "cluster://"
+SCHEMES = ("redis://", "rediss://", "unix://", SENTINEL_SCHEME, CLUSTER_SCHEME)
 #: Sentinel's own port, when an address leaves it out (kombu's default too).
 SENTINEL_PORT = 26379
 
@@ -29,9 +35,23 @@ class SentinelUrl:
     password: str | None
 
 
+@dataclass(frozen=True, slots=True)
+class ClusterUrl:
+    """Nodes to discover a Redis Cluster from, and its credentials."""
+
+    nodes: tuple[tuple[str, int], ...]
+    username: str | None
+    password: str | None
+
+
 def is_sentinel(url: str) -> bool:
     """Whether ``url`` names Sentinels rather than one Redis."""
     return url.startswith(SENTINEL_SCHEME)
+
+
+def is_cluster(url: str) -> bool:
+    """Whether ``url`` names the nodes of a Redis Cluster."""
+    return url.startswith(CLUSTER_SCHEME)
 
 
 def checked_url(url: str) -> str:
@@ -44,6 +64,22 @@ def checked_url(url: str) -> str:
         raise ValueError(f"must start with one of {', '.join(SCHEMES)}")
     if is_sentinel(url):
         parse_sentinel_url(url)
+    if is_cluster(url):
+        parse_cluster_url(url)
+    return url
+
+
+def checked_broker_url(url: str) -> str:
+    """``url`` if the broker can run there: any of ``SCHEMES`` but a cluster.
+
+    Raises:
+        ValueError: as ``checked_url``, or a ``cluster://`` URL (kombu has no cluster transport).
+    """
+    if is_cluster(checked_url(url)):
+        raise ValueError(
+            "the broker cannot run on a Redis Cluster (kombu has no cluster transport): "
+            "name the cluster in WINDAGS_STATE_REDIS_URL"
+        )
     return url
 
 
@@ -55,6 +91,37 @@ def check_master(url: str, master: str | None) -> None:
     """
     if is_sentinel(url) and not master:
         raise ValueError("WINDAGS_REDIS_SENTINEL_MASTER: a sentinel:// URL needs the master name")
+
+
+def parse_cluster_url(url: str) -> ClusterUrl:
+    """The nodes of ``cluster://h:p;cluster://h:p...``, with the first's credentials.
+
+    Raises:
+        ValueError: an address that is not ``cluster://host:port``, or a database other than 0.
+    """
+    parts = [part.strip() for part in url.split(";") if part.strip()]
+    if not parts:
+        raise ValueError("no cluster node address")
+    nodes: list[tuple[str, int]] = []
+    for part in parts:
+        if not is_cluster(part):
+            raise ValueError(f"{_shown(part)!r}: every address must be cluster://host:port")
+        split = urlsplit(part)
+        try:
+            port = split.port
+        except ValueError as exc:
+            raise ValueError(f"{_shown(part)!r}: {exc}") from None
+        if not split.hostname or port is None:
+            raise ValueError(f"{_shown(part)!r}: needs a host and a port")
+        if split.path.strip("/") not in ("", "0"):
+            raise ValueError(f"{_shown(part)!r}: a Redis Cluster has database 0 only")
+        nodes.append((split.hostname, port))
+    first = urlsplit(parts[0])
+    return ClusterUrl(
+        nodes=tuple(nodes),
+        username=unquote(first.username) if first.username else None,
+        password=unquote(first.password) if first.password else None,
+    )
 
 
 def parse_sentinel_url(url: str) -> SentinelUrl:

@@ -8,9 +8,9 @@ refuses to build when they do not.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import ClassVar, Self
+from typing import Annotated, ClassVar, Self
 
-from pydantic import Field, SecretStr, ValidationError, field_validator, model_validator
+from pydantic import AfterValidator, Field, SecretStr, ValidationError, model_validator
 from pydantic_settings import BaseSettings, PydanticBaseSettingsSource, SettingsConfigDict
 
 from schemas.judging import ModelPrice
@@ -20,7 +20,7 @@ from workers.endpoint import OptionalPrice, endpoint_price, price_of
 from workers.endpoint import ToolUse as ToolUse
 from workers.errors import ConfigurationError
 from workers.keys import Keys
-from workers.redis_urls import check_master, checked_url
+from workers.redis_urls import check_master, checked_broker_url, checked_url, is_cluster
 
 ENV_PREFIX = "WINDAGS_"
 
@@ -49,12 +49,14 @@ class Settings(BaseSettings):
         """Explicit values, and the environment only when read at boot."""
         return (init_settings, env_settings) if cls._reads_environment else (init_settings,)
 
-    redis_url: str = "redis://127.0.0.1:6379/0"
-    """Broker, streams and ledger: one Redis, or its Sentinels (``workers/redis_urls.py``)."""
+    redis_url: Annotated[str, AfterValidator(checked_broker_url)] = "redis://127.0.0.1:6379/0"
+    """The broker (and the state, unless the next is set): one Redis, or its Sentinels."""
+    state_redis_url: Annotated[str, AfterValidator(checked_url)] | None = None
+    """The state's own Redis, Sentinels or Redis Cluster (``cluster://``, workers/redis_urls)."""
     redis_sentinel_master: str | None = Field(default=None, min_length=1)
     """The primary's name its Sentinels know; needed with a ``sentinel://`` URL."""
-    key_prefix: str = "windags"
-    """Prefix of every Redis key the fleet writes."""
+    key_prefix: str = Field(default="windags", pattern=r"^[^{}]+$")
+    """Prefix of every Redis key the fleet writes (no braces: a cluster hash tag)."""
     stream_retention_s: int = Field(default=7 * 24 * 3600, ge=60)
     """Results older than this are trimmed (MINID); longer than any tolerated consumer lag."""
     dedup_ttl_s: int = Field(default=8 * 24 * 3600, ge=60)
@@ -149,14 +151,10 @@ class Settings(BaseSettings):
     review_ui_secure_cookie: bool = False
     """Mark the page's cookies Secure (served over HTTPS)."""
 
-    @field_validator("redis_url")
-    @classmethod
-    def _redis_url_has_a_scheme(cls, value: str) -> str:
-        return checked_url(value)
-
     @model_validator(mode="after")
     def _sentinels_name_their_master(self) -> Self:
         check_master(self.redis_url, self.redis_sentinel_master)
+        check_master(self.state_url, self.redis_sentinel_master)
         return self
 
     @model_validator(mode="after")
@@ -217,9 +215,14 @@ class Settings(BaseSettings):
         return price_of(model, self.pricing, endpoint_price(*given))
 
     @property
+    def state_url(self) -> str:
+        """Where the state lives (``state_redis_url``, else the broker's Redis)."""
+        return self.state_redis_url or self.redis_url
+
+    @property
     def keys(self) -> Keys:
-        """Every Redis key of this deployment."""
-        return Keys(self.key_prefix)
+        """Every Redis key of this deployment; hash-tagged when the state is a cluster."""
+        return Keys(self.key_prefix, tagged=is_cluster(self.state_url))
 
 
 class _FromEnvironment(Settings):

@@ -14,6 +14,7 @@ from workers.errors import InvalidRequest
 from workers.fleet.deps import Deps
 from workers.fleet.tries import digest
 from workers.intake import OversizedRequest, identity_of
+from workers.keys import UNROUTABLE_DAG
 
 #: Whose an entry is: a known identity, or a body to read one from (best effort).
 About = ReviewIdentity | str
@@ -40,9 +41,14 @@ def dead_letter(
     raw: str, identity: str, message: str, tries: int, deps: Deps, *, about: About | None = None
 ) -> None:
     """Publish a ``poison`` entry for ``identity`` and copy the body to the dead letters."""
-    if deps.stream.is_published(invalid_key(raw)):
-        return  # the same body, resent, was already answered with an invalid-request entry
     error = _entry(raw if about is None else about, ErrorCode.POISON, message, tries=tries)
+    # The invalid-request entry went to the DAG the body names, or the one its refusal was
+    # told of: its dedup key is in that DAG's slot on a cluster.
+    refused = invalid_key(raw)
+    dags = (identity_of(raw)[0], error.dag_id)
+    marks = {deps.keys.published(refused, dag or UNROUTABLE_DAG) for dag in dags}
+    if any(deps.redis.exists(mark) for mark in marks):
+        return  # the same body, resent, was already answered with an invalid-request entry
     deps.stream.publish_error(error, review_key=identity, raw=raw, dead_letter=True)
 
 

@@ -12,6 +12,7 @@ import threading
 from collections.abc import Callable
 from typing import Any
 
+import redis
 from celery import Celery, Task, shared_task
 from celery.signals import (
     task_rejected,
@@ -23,6 +24,7 @@ from celery.signals import (
     worker_shutdown,
 )
 
+from workers.connections import broker_client
 from workers.fleet import heap, lifeline
 from workers.fleet.deps import Deps, build_deps
 from workers.fleet.guard import Delivery
@@ -66,12 +68,16 @@ def _fresh_deps_after_fork(**_: Any) -> None:
 
 
 def _setup_telemetry(app: Celery) -> None:
+    broker: list[redis.Redis] = []  # the queues are the broker's, wherever the state is
+
     def depths() -> dict[str, int]:
         """Waiting messages in the queues this worker consumes (all three when unknown)."""
         selected = app.amqp.queues.consume_from
         names = sorted(selected) if selected else [q.value for q in Queue]
-        deps = deps_of(app)
-        return {name: int(deps.redis.llen(deps.keys.queue(name))) for name in names}
+        settings = settings_of(app)
+        if not broker:
+            broker.append(broker_client(settings, max_connections=2))
+        return {name: int(broker[0].llen(settings.keys.queue(name))) for name in names}
 
     telemetry.setup(settings_of(app), queue_depths=depths)
 

@@ -3,6 +3,10 @@
 Every label is kept twice, per skill and per evaluator (each a capped list, newest
 first, expiring when untouched), so calibration can ask "how often was this skill's
 output bad" and "how often does this evaluator agree with the others" without a scan.
+Each list is written by a script of its own, with its once-mark in its own slot (on a
+Redis Cluster the two lists and the indexes of names live in different slots); every step
+is idempotent, so a replay after a worker died between them completes the record without
+adding a label twice.
 ``windags-eval outcomes export`` writes them out as JSONL.
 """
 
@@ -20,20 +24,15 @@ from schemas.quality import CEILING_DIMENSIONS
 from schemas.result import CeilingStatus, ReviewResult
 from workers.keys import Keys
 
-# KEYS: skill list, skill index, evaluator list, evaluator index.
-# ARGV: outcome JSON, kept, ttl s, skill id, evaluator, once-guard key ('' for none).
-_RECORD: Final = """
-if ARGV[6] ~= '' and not redis.call('SET', ARGV[6], '1', 'NX', 'EX', ARGV[3]) then
+# KEYS: one list, its once-mark (in the list's slot; declared even when not asked for).
+# ARGV: outcome JSON, kept, ttl s, '1' to add once. Returns whether the label was added.
+_PUSH: Final = """
+if ARGV[4] == '1' and not redis.call('SET', KEYS[2], '1', 'NX', 'EX', ARGV[3]) then
   return 0
 end
-for i, member in ipairs({ARGV[4], ARGV[5]}) do
-  local list, index = KEYS[2 * i - 1], KEYS[2 * i]
-  redis.call('LPUSH', list, ARGV[1])
-  redis.call('LTRIM', list, 0, tonumber(ARGV[2]) - 1)
-  redis.call('EXPIRE', list, ARGV[3])
-  redis.call('SADD', index, member)
-  redis.call('EXPIRE', index, ARGV[3])
-end
+redis.call('LPUSH', KEYS[1], ARGV[1])
+redis.call('LTRIM', KEYS[1], 0, tonumber(ARGV[2]) - 1)
+redis.call('EXPIRE', KEYS[1], ARGV[3])
 return 1
 """
 
@@ -51,7 +50,7 @@ class OutcomeStore:
         self._keys = keys
         self._kept = kept
         self._ttl_s = ttl_s
-        self._record = client.register_script(_RECORD)
+        self._push = client.register_script(_PUSH)
 
     def record(self, outcome: LabelledOutcome, *, once: bool = False) -> bool:
         """Append ``outcome`` to its skill's and its evaluator's lists, in one script.
@@ -60,31 +59,36 @@ class OutcomeStore:
         a publication's bookkeeping, replayed after a worker died, adds each label once.
         Whether it was appended.
         """
-        guard = (
-            self._keys.outcome_once(
-                outcome.dag_id,
-                outcome.node_id,
-                outcome.attempt,
-                f"{outcome.source.value}:{outcome.evaluator}",
-            )
-            if once
-            else ""
+        keys, label = self._keys, f"{outcome.source.value}:{outcome.evaluator}"
+        at = (outcome.dag_id, outcome.node_id, outcome.attempt, label)
+        lists = (
+            (
+                keys.outcomes_of_skill(outcome.skill_id),
+                keys.skill_outcome_once(outcome.skill_id, *at),
+            ),
+            (
+                keys.outcomes_of_evaluator(outcome.evaluator),
+                keys.evaluator_outcome_once(outcome.evaluator, *at),
+            ),
         )
-        keys = [
-            self._keys.outcomes_of_skill(outcome.skill_id),
-            self._keys.outcome_skills,
-            self._keys.outcomes_of_evaluator(outcome.evaluator),
-            self._keys.outcome_evaluators,
-        ]
         args: list[str | int] = [
             outcome.model_dump_json(),
             self._kept,
             self._ttl_s,
-            outcome.skill_id,
-            outcome.evaluator,
-            guard,
+            "1" if once else "",
         ]
-        return bool(self._record(keys=keys, args=args))
+        # One script per list, each in its list's slot (redis-py's cluster pipelines do not
+        # load scripts), then the name indexes, non-transactional: one slot each.
+        added = [bool(self._push(keys=[listed, mark], args=args)) for listed, mark in lists]
+        pipe = self._redis.pipeline(transaction=False)
+        for index, name in (
+            (keys.outcome_skills, outcome.skill_id),
+            (keys.outcome_evaluators, outcome.evaluator),
+        ):
+            pipe.sadd(index, name)
+            pipe.expire(index, self._ttl_s)
+        pipe.execute()
+        return any(added)
 
     def skills(self) -> list[str]:
         """Skills with outcomes, sorted."""

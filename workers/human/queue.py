@@ -1,7 +1,12 @@
 """The human review queue in Redis: enqueued once, claimed with expiry, decided once.
 
-An item is set with ``SET NX`` and indexed in a sorted set by enqueue time (oldest
-first) in one script, so a result enters the queue once however often it is published.
+An item is set with ``SET NX`` (in its DAG's slot), then indexed in the global sorted set
+by enqueue time (oldest first) and the summaries hash, in a second, idempotent step
+(``ZADD NX``, ``HSETNX``): on a Redis Cluster the index lives in another slot than the
+item. A result enters the queue once however often it is published; a worker killed
+between the steps leaves its bookkeeping unmarked, and the redelivery indexes the item. A
+listing drops what expired or was decided, so an index entry added after a verdict (a late
+replay) never shows.
 A reviewer opening an item claims it (``SET NX EX``); others see it claimed until the
 claim is completed by a verdict or expires back into the queue. Items expire with the
 results stream: a review whose result is gone from the stream no longer waits.
@@ -23,14 +28,20 @@ from workers.keys import Keys
 #: The most waiting items one listing reads, oldest first.
 MAX_LISTED = 5000
 
-# KEYS: item, pending set, summaries. ARGV: item JSON, ttl s, score (ms), key, summary.
+# KEYS: item, decided (one review's: one slot). ARGV: item JSON, ttl s.
+# Returns 'added', 'queued' (kept already, not decided) or 'decided'.
 _ENQUEUE: Final = """
-if redis.call('SET', KEYS[1], ARGV[1], 'NX', 'EX', ARGV[2]) then
-  redis.call('ZADD', KEYS[2], ARGV[3], ARGV[4])
-  redis.call('HSET', KEYS[3], ARGV[4], ARGV[5])
-  return 1
-end
-return 0
+if redis.call('SET', KEYS[1], ARGV[1], 'NX', 'EX', ARGV[2]) then return 'added' end
+if redis.call('EXISTS', KEYS[2]) == 1 then return 'decided' end
+return 'queued'
+"""
+
+# KEYS: pending set, summaries (the global index: one slot). ARGV: score (ms), key,
+# summary. Idempotent: a replay keeps the first score and summary.
+_INDEX: Final = """
+redis.call('ZADD', KEYS[1], 'NX', ARGV[1], ARGV[2])
+redis.call('HSETNX', KEYS[2], ARGV[2], ARGV[3])
+return 1
 """
 
 # KEYS: claim, item, decided. ARGV: reviewer, ttl s. Returns {status, holder, ttl}.
@@ -102,23 +113,24 @@ class ReviewQueue:
         self._item_ttl_s = item_ttl_s
         self.claim_ttl_s = claim_ttl_s
         self._enqueue = client.register_script(_ENQUEUE)
+        self._index = client.register_script(_INDEX)
         self._claim = client.register_script(_CLAIM)
         self._release = client.register_script(_RELEASE)
 
     def enqueue(self, item: ReviewItem) -> bool:
         """Add ``item`` unless its review key was queued before; whether it was added."""
         key = item.review_key
-        added = self._enqueue(
-            keys=[self._keys.human_item(key), self._keys.human_pending, self._keys.human_summaries],
-            args=[
-                item.model_dump_json(),
-                self._item_ttl_s,
-                int(time.time() * 1000),
-                key,
-                ReviewSummary.of(item).model_dump_json(),
-            ],
+        status = self._enqueue(
+            keys=[self._keys.human_item(key), self._keys.human_decided(key)],
+            args=[item.model_dump_json(), self._item_ttl_s],
         )
-        return bool(added)
+        status = status.decode() if isinstance(status, bytes) else str(status)
+        if status != "decided":
+            self._index(
+                keys=[self._keys.human_pending, self._keys.human_summaries],
+                args=[int(time.time() * 1000), key, ReviewSummary.of(item).model_dump_json()],
+            )
+        return status == "added"
 
     def item(self, review_key: str) -> ReviewItem | None:
         """The whole item, while it is kept."""
@@ -140,15 +152,17 @@ class ReviewQueue:
             return []
         pipe = self._redis.pipeline(transaction=False)
         pipe.hmget(self._keys.human_summaries, keys)
-        for key in keys:
+        for key in keys:  # non-transactional: on a cluster, split by node, not refused
             pipe.exists(self._keys.human_item(key))
+            pipe.exists(self._keys.human_decided(key))
             pipe.get(self._keys.human_claim(key))
             pipe.ttl(self._keys.human_claim(key))
         replies = pipe.execute()
         lines, gone = [], []
         for n, key in enumerate(keys):
-            raw, exists, holder, ttl = replies[0][n], *replies[1 + 3 * n : 4 + 3 * n]
-            summary = _summary(raw) if exists else None
+            raw = replies[0][n]
+            exists, decided, holder, ttl = replies[1 + 4 * n : 5 + 4 * n]
+            summary = _summary(raw) if exists and not decided else None
             if summary is None:
                 gone.append(key)
                 continue
@@ -156,7 +170,7 @@ class ReviewQueue:
                 name = holder.decode() if holder is not None else None
                 lines.append(QueueLine(summary, name, int(ttl) if name else None))
         if gone:
-            self._forget(gone)
+            self.forget(gone)
         return lines[:limit]
 
     def claim(self, review_key: str, reviewer: str) -> Claim:
@@ -184,7 +198,8 @@ class ReviewQueue:
         entry_id, _, reviewer = raw.decode().partition(" ")
         return Decided(entry_id, reviewer)
 
-    def _forget(self, keys: list[str]) -> None:
+    def forget(self, keys: list[str]) -> None:
+        """Take ``keys`` out of the index (idempotent): decided, or expired."""
         pipe = self._redis.pipeline(transaction=False)
         pipe.zrem(self._keys.human_pending, *keys)
         pipe.hdel(self._keys.human_summaries, *keys)

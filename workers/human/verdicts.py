@@ -1,11 +1,12 @@
 """A person's verdict, recorded exactly once, and the decision recomputed with it.
 
-One script checks and writes everything: no verdict yet for the review key, the item
-still kept, no other reviewer's live claim; then it adds the ``human_verdict`` entry and
-the ``decision`` entry to the DAG's stream, marks the key decided, and takes the item out
-of the queue. The same form submitted twice, two reviewers racing, or a reviewer whose
-claim expired while another took the item: one verdict reaches the stream, the rest are
-told who decided.
+One script, on the review's keys alone (its DAG's slot on a cluster), checks and writes
+what must happen once: no verdict yet for the review key, the item still kept, no other
+reviewer's live claim; then it adds the ``human_verdict`` entry and the ``decision`` entry
+to the DAG's stream and marks the key decided. Taking the item out of the global index
+follows as an idempotent step (listings skip decided items meanwhile). The same form
+submitted twice, two reviewers racing, or a reviewer whose claim expired while another
+took the item: one verdict reaches the stream, the rest are told who decided.
 """
 
 from __future__ import annotations
@@ -33,13 +34,13 @@ from workers.human.queue import ReviewQueue
 from workers.keys import Keys
 from workers.results.stream import EntryKind
 
-# KEYS: stream, decided, pending, claim, item, summaries. ARGV: retention ms, decided
-# ttl s, review key, reviewer, verdict JSON, decision JSON, verdict kind, decision kind.
+# KEYS: stream, decided, claim, item (one DAG's slot). ARGV: retention ms, decided ttl s,
+# review key, reviewer, verdict JSON, decision JSON, verdict kind, decision kind.
 _RECORD_ONCE: Final = """
 local done = redis.call('GET', KEYS[2])
 if done then return {'decided', done} end
-if redis.call('EXISTS', KEYS[5]) == 0 then return {'missing', ''} end
-local holder = redis.call('GET', KEYS[4])
+if redis.call('EXISTS', KEYS[4]) == 0 then return {'missing', ''} end
+local holder = redis.call('GET', KEYS[3])
 if holder and holder ~= ARGV[4] then return {'held', holder} end
 local now = redis.call('TIME')
 local now_ms = tonumber(now[1]) * 1000 + math.floor(tonumber(now[2]) / 1000)
@@ -49,9 +50,7 @@ local v = redis.call('XADD', KEYS[1], 'MINID', '~', minid, '*',
 local d = redis.call('XADD', KEYS[1], 'MINID', '~', minid, '*',
   'kind', ARGV[8], 'review_key', ARGV[3], 'payload', ARGV[6])
 redis.call('SET', KEYS[2], v .. ' ' .. ARGV[4], 'EX', tonumber(ARGV[2]))
-redis.call('ZREM', KEYS[3], ARGV[3])
-redis.call('HDEL', KEYS[6], ARGV[3])
-redis.call('DEL', KEYS[4])
+redis.call('DEL', KEYS[3])
 return {'recorded', v .. ' ' .. d}
 """
 
@@ -169,10 +168,8 @@ class VerdictDesk:
                 keys=[
                     keys.results(verdict.dag_id),
                     keys.human_decided(key),
-                    keys.human_pending,
                     keys.human_claim(key),
                     keys.human_item(key),
-                    keys.human_summaries,
                 ],
                 args=[
                     self._retention_ms,
@@ -188,6 +185,8 @@ class VerdictDesk:
         except redis.RedisError as exc:
             raise PublishError(f"could not record the verdict on {key}: {exc}") from exc
         outcome, text = RecordStatus(status.decode()), detail.decode()
+        if outcome in (RecordStatus.RECORDED, RecordStatus.DECIDED):
+            self._queue.forget([key])  # the global index's step (idempotent)
         if outcome is RecordStatus.RECORDED:
             return Recorded(outcome, verdict, decision, tuple(text.split(" ")))
         if outcome is RecordStatus.DECIDED:

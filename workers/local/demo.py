@@ -7,13 +7,13 @@ import time
 from importlib import resources
 from typing import Any
 
-import redis
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
 from schemas.result import ReviewError, ReviewResult
 from schemas.topology import DagShape
 from workers.client import ReviewClient
+from workers.connections import redis_client
 from workers.errors import FleetError
 from workers.evaluate.human import needs_human
 from workers.local.demo_keys import DEMO_TTL_S, demo_env, demo_settings
@@ -98,7 +98,7 @@ def expire_run(settings: Settings, dag_id: str) -> None:
     The review queue's index is the demo prefix's own, so it expires with them.
     """
     keys = settings.keys
-    client = redis.Redis.from_url(settings.redis_url)
+    client = redis_client(settings, max_connections=2)
     try:
         for key in (*keys.of_dag(dag_id), keys.human_pending, keys.human_summaries):
             client.expire(key, DEMO_TTL_S)
@@ -162,7 +162,7 @@ def wide_console() -> Console:
 def _wait_for_results(
     settings: Settings, dag_id: str, expected: int, console: Console, timeout_s: float
 ) -> list[ReviewResult | ReviewError]:
-    client = redis.Redis.from_url(settings.redis_url)
+    client = redis_client(settings, max_connections=2)
     stream = settings.keys.results(dag_id)
     entries: dict[str, ReviewResult | ReviewError] = {}
     deadline = time.monotonic() + timeout_s

@@ -19,7 +19,7 @@ import redis
 from schemas.human import HumanDecision, HumanVerdict
 from schemas.result import ReviewError, ReviewResult
 from workers.errors import PublishError
-from workers.keys import Keys
+from workers.keys import UNROUTABLE_DAG, Keys
 from workers.results.booking import PUBLISH_ONCE_LUA, Booking
 from workers.results.ledger import Charge
 
@@ -69,9 +69,13 @@ class ResultStream:
         self._dedup_ttl_s = dedup_ttl_s
         self._script = client.register_script(PUBLISH_ONCE_LUA)
 
-    def is_published(self, review_key: str) -> bool:
-        """Whether a result or error for ``review_key`` is already on its stream."""
-        return bool(self._redis.exists(self._keys.published(review_key)))
+    def is_published(self, review_key: str, dag_id: str | None = None) -> bool:
+        """Whether a result or error for ``review_key`` is already on its stream.
+
+        ``dag_id``: the DAG whose stream an error entry's key went to (``publish_error``'s
+        ``error.dag_id``, None for the unroutable stream) when the key does not name it.
+        """
+        return bool(self._redis.exists(self._published(review_key, dag_id)))
 
     def publish_result(
         self,
@@ -89,7 +93,7 @@ class ResultStream:
         """
         review_key = f"{result.dag_id}:{result.node_id}:{result.attempt}"
         return self._publish(
-            self._keys.results(result.dag_id),
+            result.dag_id,
             review_key,
             EntryKind.RESULT,
             result.model_dump_json(by_alias=True),
@@ -107,10 +111,8 @@ class ResultStream:
         dead_letter: bool = False,
     ) -> Published:
         """Add an error entry, to the DAG's stream when known; optionally dead-letter it."""
-        stream = self._keys.results(error.dag_id) if error.dag_id else self._keys.unroutable
-        published = self._publish(
-            stream, review_key, EntryKind.ERROR, error.model_dump_json(), None
-        )
+        dag = error.dag_id or UNROUTABLE_DAG
+        published = self._publish(dag, review_key, EntryKind.ERROR, error.model_dump_json(), None)
         if dead_letter and published.added:
             self._redis.xadd(
                 self._keys.dead_letter,
@@ -124,9 +126,13 @@ class ResultStream:
             )
         return published
 
+    def _published(self, review_key: str, dag_id: str | None) -> str:
+        """The dedup key of ``review_key`` on ``dag_id``'s stream, in that stream's slot."""
+        return self._keys.published(review_key, dag_id or UNROUTABLE_DAG)
+
     def _publish(
         self,
-        stream: str,
+        dag_id: str,
         review_key: str,
         kind: EntryKind,
         payload: str,
@@ -137,7 +143,8 @@ class ResultStream:
         fields = ["kind", kind.value, "review_key", review_key, "payload", payload]
         if traceparent:
             fields += ["traceparent", traceparent]
-        keys = [stream, self._keys.published(review_key), stream, stream, stream, stream]
+        stream = self._keys.results(dag_id)
+        keys = [stream, self._published(review_key, dag_id), stream, stream, stream, stream]
         args: list[str | int] = [self._retention_ms, self._dedup_ttl_s, "", 0, "", "", 0, 0, ""]
         if charge is not None:
             keys[2:4] = charge.keys
