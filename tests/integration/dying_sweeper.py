@@ -22,7 +22,15 @@ from workers.fleet import qos, transport
 class DyingQoS(qos.QoS):
     """Our QoS, dying at its first restore."""
 
-    def restore_by_tag(self, tag: Any, client: Any = None, leftmost: bool = False) -> None:
+    def restore_by_tag(
+        self,
+        tag: Any,
+        client: Any = None,
+        leftmost: bool = False,
+        *,
+        replay: bool = False,
+        before: float | None = None,
+    ) -> None:
         os.kill(os.getpid(), signal.SIGKILL)
 
 

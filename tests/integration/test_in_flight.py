@@ -8,6 +8,7 @@ beside the list's length (``deploy/k8s/components/keda``).
 
 from __future__ import annotations
 
+import json
 import uuid
 from collections.abc import Iterator
 from typing import Any
@@ -18,6 +19,7 @@ from kombu.connection import Connection
 from kombu.entity import Queue as KombuQueue
 
 from workers.fleet.app import celery_config
+from workers.fleet.quarantine import QuarantineStream
 from workers.fleet.queues import Queue
 from workers.fleet.transport import Transport
 from workers.keys import Keys
@@ -110,3 +112,101 @@ def test_a_sweep_drops_reserved_tags_whose_record_is_gone(
         connection.default_channel.qos.restore_visible(num=100)
 
     assert redis_db.zcard(keys.reserved("router")) == 0
+
+
+# The take reads the delivery tag without decoding the message (``TAKE_LUA``); the
+# channel checks it: bytes that only look like a kombu message are quarantined with the
+# record the take made, in one script, never delivered, nothing left in flight.
+
+
+def _as_kombu_writes_it(
+    connection: Connection, redis_db: redis.Redis, keys: Keys
+) -> dict[str, Any]:
+    """A message as kombu writes it, taken back off its list."""
+    connection.Producer().publish(
+        {"n": "1"},
+        routing_key=Queue.STAGE2.value,
+        declare=[KombuQueue(Queue.STAGE2.value)],
+        serializer="json",
+    )
+    raw = redis_db.rpop(keys.queue(Queue.STAGE2.value))
+    assert isinstance(raw, bytes)
+    message: dict[str, Any] = json.loads(raw)
+    return message
+
+
+def _consume_all(connection: Connection) -> list[Any]:
+    got: list[Any] = []
+    channel = connection.default_channel
+    channel.basic_qos(prefetch_count=4)
+    with connection.Consumer(
+        [KombuQueue(Queue.STAGE2.value)], channel=channel, callbacks=[lambda _b, m: got.append(m)]
+    ):
+        for _ in range(3):
+            try:
+                connection.drain_events(timeout=0.5)
+            except TimeoutError:
+                pass
+    for message in got:
+        message.ack()
+    return got
+
+
+@pytest.mark.parametrize("kind", ["decoy_tag_after_properties", "not_json_with_a_tag"])
+def test_what_only_looks_like_a_kombu_message_is_quarantined_with_its_record(
+    redis_url: str, redis_db: redis.Redis, prefix: str, kind: str
+) -> None:
+    keys = Keys(prefix)
+    with Connection(
+        redis_url,
+        transport=Transport,
+        transport_options=_options(redis_url, prefix, accepted_tasks=[], task_queues=[]),
+    ) as connection:
+        message = _as_kombu_writes_it(connection, redis_db, keys)
+        if kind == "decoy_tag_after_properties":
+            # Valid, but the last "delivery_tag" in the text is not properties'.
+            raw = json.dumps({**message, "extra": {"delivery_tag": "decoy"}}).encode()
+        else:
+            raw = b'not json, "delivery_tag": "looks-like-one"'
+        redis_db.lpush(keys.queue(Queue.STAGE2.value), raw)
+        delivered = _consume_all(connection)
+
+    entries = QuarantineStream(keys.quarantine, 3600).read(redis_db)
+    assert delivered == []
+    assert [(e.raw, e.queue) for e in entries] == [(raw, Queue.STAGE2.value)]
+    assert entries[0].tag in {"decoy", "looks-like-one"}
+    if kind == "decoy_tag_after_properties":
+        assert "taken as 'decoy'" in entries[0].reason
+    assert redis_db.hlen(keys.unacked) == 0 and redis_db.zcard(keys.unacked_index) == 0
+    assert (
+        redis_db.zcard(keys.reserved(Queue.STAGE2.value)) == 0
+        and redis_db.llen(keys.queue(Queue.STAGE2.value)) == 0
+    )
+
+
+def test_a_tag_written_compactly_or_escaped_is_still_read(
+    redis_url: str, redis_db: redis.Redis, prefix: str
+) -> None:
+    """Another producer's JSON: no spaces, or a tag with an escape (read by cjson then)."""
+    keys = Keys(prefix)
+    with Connection(
+        redis_url,
+        transport=Transport,
+        transport_options=_options(redis_url, prefix, accepted_tasks=[], task_queues=[]),
+    ) as connection:
+        compact = _as_kombu_writes_it(connection, redis_db, keys)
+        escaped = _as_kombu_writes_it(connection, redis_db, keys)
+        escaped["properties"]["delivery_tag"] = 'tag-with-"quotes"'
+        for message in (compact, escaped):
+            redis_db.lpush(
+                keys.queue(Queue.STAGE2.value), json.dumps(message, separators=(",", ":"))
+            )
+        delivered = _consume_all(connection)
+
+    assert sorted(m.delivery_tag for m in delivered) == sorted(
+        [compact["properties"]["delivery_tag"], 'tag-with-"quotes"']
+    )
+    assert QuarantineStream(keys.quarantine, 3600).read(redis_db) == []
+    assert (
+        redis_db.hlen(keys.unacked) == 0 and redis_db.zcard(keys.reserved(Queue.STAGE2.value)) == 0
+    )

@@ -13,7 +13,9 @@ from typing import Any, Final
 from kombu.transport import redis as kombu_redis
 from kombu.transport.virtual import QoS as VirtualQoS
 from kombu.utils.encoding import bytes_to_str
+from kombu.utils.objects import cached_property
 
+from workers.fleet import recovery
 from workers.fleet.inspection import Refused, unacked_record
 
 log = logging.getLogger("windags.transport")
@@ -39,17 +41,29 @@ return removed
 class QoS(kombu_redis.QoS):
     """kombu's QoS, minus the unacked write the take script made, plus a safe restore."""
 
+    @cached_property
+    def _taken_from(self) -> dict[str, str]:  # delivery tag -> the queue whose take recorded it
+        return {}
+
     def append(self, message: Any, delivery_tag: str) -> None:
         """Track the delivery; write it to Redis unless it is already there."""
-        if self.channel.recorded_by_take(delivery_tag):
+        queue = self.channel.recorded_by_take(delivery_tag)
+        if queue is not None:
+            self._taken_from[delivery_tag] = queue
             VirtualQoS.append(self, message, delivery_tag)
         else:
             super().append(message, delivery_tag)
 
     def _remove_from_indices(self, delivery_tag: Any, pipe: Any = None) -> Any:
-        """The tag out of ``unacked`` (kombu's) and out of every reserved set: an ack, a restore."""
+        """The tag out of ``unacked`` (kombu's) and out of the reserved sets: an ack, a restore.
+
+        A tag this channel's take recorded is in its queue's set only: one ``ZREM``, not
+        one per queue. Any other (a sweep's, or after a retried transaction) leaves all.
+        """
         pipe = super()._remove_from_indices(delivery_tag, pipe)
-        for key in self.channel.reserved_keys.values():
+        reserved = self.channel.reserved_keys
+        queue = self._taken_from.pop(bytes_to_str(delivery_tag), None)
+        for key in [reserved[queue]] if queue in reserved else reserved.values():
             pipe.zrem(key, delivery_tag)
         return pipe
 
@@ -72,13 +86,39 @@ class QoS(kombu_redis.QoS):
             if removed:
                 log.warning("removed %s reserved tags that unacked no longer held", removed)
 
-    def restore_by_tag(self, tag: Any, client: Any = None, leftmost: bool = False) -> None:
+    def ack(self, delivery_tag: Any) -> None:
+        """Acknowledge; a delivery this channel handed back is left alone (``recovery``)."""
+        if not recovery.disowned(self, delivery_tag):
+            super().ack(delivery_tag)
+
+    def reject(self, delivery_tag: Any, requeue: bool = False) -> None:
+        """Reject; a delivery this channel handed back is left alone (``recovery``)."""
+        if not recovery.disowned(self, delivery_tag):
+            super().reject(delivery_tag, requeue)
+
+    def restore_unacked(self, client: Any = None) -> None:
+        """Hand back what the channel holds; if Redis is down, when it answers (``recovery``)."""
+        recovery.hand_back(self, client)
+
+    def restore_by_tag(
+        self,
+        tag: Any,
+        client: Any = None,
+        leftmost: bool = False,
+        *,
+        replay: bool = False,
+        before: float | None = None,
+    ) -> None:
         """Back to its queue, or to the quarantine when kombu could not restore it.
 
         (kombu's restore raises on an unreadable record, or drops it with a log line.)
+        ``replay``: a hand-back by a live worker; ``before``: only a record taken before
+        then, never a later delivery of the same message (``workers/fleet/recovery.py``).
         """
 
         def restore_transaction(pipe: Any) -> None:
+            if before is not None and not recovery.taken_before(pipe, self, tag, before):
+                return
             raw = pipe.hget(self.unacked_key, tag)
             pipe.multi()
             self._remove_from_indices(tag, pipe)
@@ -90,6 +130,7 @@ class QoS(kombu_redis.QoS):
                 self.channel.quarantine.add_to(pipe, raw, "unacked", record.reason, tag=where)
                 log.error("quarantined unacked record %s: %s", where, record.reason)
             else:
+                recovery.mark(record[0], replay=replay)
                 self.channel._do_restore_message(*record, pipe, leftmost)
 
         with self.channel.conn_or_acquire(client) as conn:

@@ -46,14 +46,44 @@ end
 # Pop the oldest message and record it as unacked under its delivery tag (and in the
 # reserved set), in the form kombu's restore reads: [payload, exchange, routing key], the
 # payload verbatim and the routing key the queue it came from; then the next, up to the
-# count. What is no kombu message (no JSON object with a string delivery tag), or reuses
-# a tag another delivery holds, is quarantined in the same step. Returns one triple per
-# message popped: {1, message, tag} when recorded, {0, message, reason} when not; false
-# when the queue was empty. One script: each message is in its queue, in ``unacked`` or
-# in the quarantine at every instant, however many it takes.
+# count. What has no delivery tag, or reuses a tag another delivery holds, is quarantined
+# in the same step. Returns one triple per message popped: {1, message, tag} when
+# recorded, {0, message, reason} when not; false when the queue was empty. One script:
+# each message is in its queue, in ``unacked`` or in the quarantine at every instant,
+# however many it takes.
+#
+# The tag is read without decoding the message: the last ``"delivery_tag": "..."`` (kombu
+# writes ``properties`` last), found by plain search. Decoding every byte with cjson was
+# the largest part of a take's Redis CPU, growing with the body. A message that only looks
+# like kombu's gets recorded, and the worker's inspection (``Channel._deliver_checked``:
+# not JSON, or another tag in ``properties``) quarantines it with its unacked record in one
+# script; after a kill, the restore quarantines a record that is no JSON. A tag written
+# any other way (escapes, no such key) is decoded with cjson, as before.
 TAKE_LUA: Final = (
     QUARANTINE_LUA
     + """
+local function tag_of(raw)
+  local from, after = 1, nil
+  while true do
+    local _, stop = string.find(raw, '"delivery_tag"', from, true)
+    if not stop then break end
+    after, from = stop + 1, stop + 1
+  end
+  if after then
+    local _, _, tag = string.find(raw, '^%s*:%s*"([^"\\\\]+)"', after)
+    if tag then return tag end
+  end
+  local ok, message = pcall(cjson.decode, raw)
+  if not ok or type(message) ~= 'table' or type(message.properties) ~= 'table' then
+    return nil, 'not a kombu message: no JSON object with a properties object'
+  end
+  local tag = message.properties.delivery_tag
+  if type(tag) ~= 'string' or tag == '' then
+    return nil, 'not a kombu message: no delivery tag (properties.delivery_tag)'
+  end
+  return tag
+end
+local record_tail = ',"",' .. cjson.encode(ARGV[2]) .. ']'
 local function take_one()
   local raw = redis.call('RPOP', KEYS[1])
   if not raw then return nil end
@@ -61,20 +91,13 @@ local function take_one()
     quarantine(KEYS[4], raw, ARGV[2], reason, '', tonumber(ARGV[3]), tonumber(ARGV[4]))
     return {0, raw, reason}
   end
-  local ok, message = pcall(cjson.decode, raw)
-  if not ok or type(message) ~= 'table' or type(message.properties) ~= 'table' then
-    return refuse('not a kombu message: no JSON object with a properties object')
-  end
-  local tag = message.properties.delivery_tag
-  if type(tag) ~= 'string' or tag == '' then
-    return refuse('not a kombu message: no delivery tag (properties.delivery_tag)')
-  end
-  if redis.call('HEXISTS', KEYS[2], tag) == 1 then
+  local tag, why = tag_of(raw)
+  if not tag then return refuse(why) end
+  if redis.call('HSETNX', KEYS[2], tag, '[' .. raw .. record_tail) == 0 then
     return refuse('delivery tag ' .. tag .. ' is held by another delivery (a copied message)')
   end
   redis.call('ZADD', KEYS[3], ARGV[1], tag)
   if KEYS[5] then redis.call('ZADD', KEYS[5], ARGV[1], tag) end
-  redis.call('HSET', KEYS[2], tag, '[' .. raw .. ',"",' .. cjson.encode(ARGV[2]) .. ']')
   return {1, raw, tag}
 end
 local taken = {}

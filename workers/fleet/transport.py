@@ -82,8 +82,8 @@ class Channel(clients.ClientsChannel):
     _waiting_on: str | None = None  # the BLMOVE wait's queue; None under kombu's BRPOP
 
     @cached_property
-    def _recorded(self) -> set[str]:  # delivery tags the take script recorded
-        return set()
+    def _recorded(self) -> dict[str, str]:  # delivery tag the take script recorded -> queue
+        return {}
 
     def rules(self, queue: str) -> Rules:
         """What this channel delivers from ``queue`` (the rest is quarantined)."""
@@ -95,11 +95,10 @@ class Channel(clients.ClientsChannel):
         """The deployment's quarantine stream."""
         return QuarantineStream(self.quarantine_key, int(self.quarantine_retention_s))
 
-    def recorded_by_take(self, delivery_tag: str) -> bool:
-        """Whether the take script recorded ``delivery_tag`` (asked once per delivery)."""
-        found = delivery_tag in self._recorded
-        self._recorded.discard(delivery_tag)
-        return found
+    def recorded_by_take(self, delivery_tag: str) -> str | None:
+        """The queue whose take script recorded ``delivery_tag``, else None (asked once)."""
+        queue: str | None = self._recorded.pop(delivery_tag, None)
+        return queue
 
     def _can_take(self, queues: list[str]) -> bool:
         # Not for control replies: consumed without acks, the take's record would linger.
@@ -134,6 +133,8 @@ class Channel(clients.ClientsChannel):
                 woken = self.client.parse_response(self.client.connection, command, **options)
             except self.connection_errors:
                 self.client.connection.disconnect()
+                if self._closing:  # kombu's close reads the wait first: its restore must run
+                    raise Empty() from None
                 raise
         finally:
             self._in_poll = False
@@ -178,10 +179,16 @@ class Channel(clients.ClientsChannel):
         if isinstance(verdict, Refused):
             self._refuse(raw, queue, verdict.reason, tag)
             raise Empty()
+        if tag is not None and verdict.payload["properties"]["delivery_tag"] != tag:
+            # The take read the tag without decoding the message (``TAKE_LUA``).
+            held = verdict.payload["properties"]["delivery_tag"]
+            reason = f"its delivery tag is {str(held)[:100]!r}, but it was taken as {tag!r}"
+            self._refuse(raw, queue, reason, tag)
+            raise Empty()
         if verdict.repairs:
             log.warning("a message of %s repaired: %s", queue, "; ".join(verdict.repairs))
         if tag is not None:
-            self._recorded.add(tag)
+            self._recorded[tag] = queue
         try:
             self.connection._deliver(verdict.payload, queue)
         except self.connection_errors:
@@ -189,7 +196,7 @@ class Channel(clients.ClientsChannel):
         except Exception as exc:  # Celery refused it after all: quarantine, never crash
             log.exception("a message of %s failed in delivery", queue)
             held = verdict.payload["properties"]["delivery_tag"]  # recorded by now
-            self._recorded.discard(held)
+            self._recorded.pop(held, None)
             self.qos._delivered.pop(held, None)
             self._refuse(raw, queue, f"delivery failed: {type(exc).__name__}: {exc}"[:300], held)
         return True

@@ -132,6 +132,8 @@ def malformed(task: str, queue: str, *, marker: Path, huge_bytes: int) -> list[R
     deep = ("[" * 3000 + "]" * 3000).encode()
     return [
         bad("garbage", f"garbage-{nonce}".encode()),
+        # The take reads the tag by plain search: it is recorded, then quarantined.
+        bad("not_json_with_a_tag", f'not json, "delivery_tag": "tag-{nonce}"'.encode()),
         bad("empty_bytes", b""),
         bad("binary", bytes(range(256)) + nonce.encode()),
         bad("not_utf8", b"\xff\xfe\xc3" + nonce.encode()),
