@@ -28,10 +28,10 @@ from bench.consistency_texts import SOURCES, in_dev_half, texts
 from bench.public import sqlglot_fixtures
 from bench.public.case import GOOD
 from schemas.request import NodeOutput, OutputKind
-from workers.evaluate.consistency import check_consistency
+from workers.evaluate.floor.sql_aliases import duplicate_aliases
 from workers.evaluate.parsed import ParseFailure, sql_statements
-from workers.evaluate.self_consistency import self_contradictions
-from workers.evaluate.sql_aliases import duplicate_aliases
+from workers.evaluate.wall.consistency import check_consistency
+from workers.evaluate.wall.self_consistency import self_contradictions
 
 SQL = "sqlglot-fixtures"
 

@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 from schemas.calibration import CalibrationModel, TrainingOutcome
 from schemas.judging import ModelPrice
 from workers.evaluate import decide_escalation
-from workers.evaluate.calibration import brier, ece, evidence_of, fit, seed_prior
+from workers.evaluate.escalation.calibration import brier, ece, evidence_of, fit, seed_prior
 from workers.settings import Settings
 
 if TYPE_CHECKING:

@@ -10,13 +10,13 @@ logistic regression maps the suspect findings (per code: log(1 + count) and pena
 to the label; code weights are kept non-negative (a suspicion never argues for an
 output), and the intercept is the policy's baseline: what a check that ran says by
 itself. HaluEval is balanced, so the fitted log-odds are likelihood ratios, which the
-router adds to the logit of the seed's prior (``workers/evaluate/suspicion.py``).
+router adds to the logit of the seed's prior (``workers/evaluate/escalation/suspicion.py``).
 
 Printed: per policy, how often each code fires on good outputs and on defects (the data
-behind ``workers/evaluate/certainty.py``'s table), the weights, and the dev-half shares of
+behind ``workers/evaluate/wall/certainty.py``'s table), the weights, and the dev-half shares of
 good outputs and defects whose likelihood ratio exceeds 0.5, 1, 2 and 3 (the public
 bench's node, at the economic margin, escalates above about 1). ``--write`` rewrites
-``workers/evaluate/suspicion_weights.py`` and formats it with ruff (a dev dependency).
+``workers/evaluate/escalation/suspicion_weights.py`` and formats it with ruff (a dev dependency).
 """
 
 from __future__ import annotations
@@ -40,7 +40,9 @@ from schemas.request import ReviewRequest
 from schemas.stages import Certainty, IssueCode, Stage1Result
 from workers.evaluate import run_stage1
 
-WEIGHTS_MODULE = Path(__file__).parents[1] / "workers" / "evaluate" / "suspicion_weights.py"
+WEIGHTS_MODULE = (
+    Path(__file__).parents[1] / "workers" / "evaluate" / "escalation" / "suspicion_weights.py"
+)
 L2 = 0.01
 STEPS = 4000
 RATE = 0.5

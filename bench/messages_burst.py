@@ -20,8 +20,8 @@ from urllib.parse import urlsplit
 from bench import common
 from schemas.judging import JudgeTier
 from schemas.quality import WALL_DIMENSIONS
+from workers.evaluate.judge_task import task_for
 from workers.judges import prompt
-from workers.judges.base import task_for
 from workers.settings import Settings
 
 

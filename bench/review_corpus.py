@@ -9,9 +9,9 @@ from bench import common
 from schemas.hops import Stage1Report
 from schemas.quality import CEILING_DIMENSIONS
 from schemas.request import ReviewRequest
-from workers.evaluate import run_stage1
+from workers.evaluate import run_ceiling, run_stage1
 from workers.judges.builtin import BuiltinJudge
-from workers.judges.ceiling import run_ceiling
+from workers.judges.ceiling import model_ceiling_judge
 
 #: A Ceiling dimension below this flags the output (the iteration threshold).
 CEILING_FLAG_BELOW = 0.8
@@ -81,7 +81,7 @@ def ceiling_low(
     request: ReviewRequest, report: Stage1Report, judge: BuiltinJudge
 ) -> tuple[str, ...]:
     """The Ceiling dimensions a Stage 2 review scores below the flag threshold."""
-    stage2 = run_ceiling(request, report, judge)
+    stage2 = run_ceiling(request, report, model_ceiling_judge(judge))
     low = []
     for dimension in CEILING_DIMENSIONS:
         score = getattr(stage2.quality, dimension.value)

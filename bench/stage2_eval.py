@@ -11,7 +11,7 @@ fixtures and their derived defects). ``--budget N`` takes N test items per sourc
 same hash as ``public_eval``'s sample.
 
 Each case goes through Stage 1, then through Stage 2 with its Stage 1 report, as the
-router sends it (``workers.judges.ceiling.run_ceiling``), whether or not the router would
+router sends it (``workers.evaluate.run_ceiling``), whether or not the router would
 have escalated it, so the Ceiling's own recall and false rejects are measured on every
 case past the Floor; the pipeline's figures count Stage 2 only where the router
 escalates (priced at the hosted Stage 2 model, as in ``public_eval``, so the same cases
@@ -58,10 +58,11 @@ from bench.stage2_figures import summarise as summarise_rows
 from schemas.judging import ModelPrice
 from schemas.request import ReviewRequest
 from workers.endpoint import DEFAULT_PRICING, JudgeBackend, ToolUse
-from workers.evaluate import decide_escalation, finalize, run_stage1
+from workers.evaluate import decide_escalation, finalize, run_ceiling, run_stage1
+from workers.evaluate.ceiling.run import both_orders
 from workers.judges.base import Judge
 from workers.judges.builtin import BuiltinJudge
-from workers.judges.ceiling import both_orders, run_ceiling
+from workers.judges.ceiling import model_ceiling_judge
 from workers.settings import Settings
 
 RESULTS = Path(__file__).parent / "results" / "stage2_eval.json"
@@ -123,7 +124,7 @@ def review_case(case: Case, judge: Recorder) -> tuple[Row, ReviewRequest | None]
         if not report.stage1.floor.passed:
             return Row(good, alone, escalation.escalate, None, alone, alone), None
         before = len(judge.calls)
-        stage2 = run_ceiling(request, report, judge)
+        stage2 = run_ceiling(request, report, model_ceiling_judge(judge))
         routed = stage2 if escalation.escalate else None
         return Row(
             good,
@@ -151,7 +152,7 @@ def swaps_of(cases: list[Case], sent: dict[int, ReviewRequest], judge: Recorder)
             continue
         before = len(judge.calls)
         paired = sent[good].model_copy(update={"baseline": sent[bad].output})
-        check, _ = both_orders(paired, judge)
+        check, _ = both_orders(paired, model_ceiling_judge(judge))
         swaps.append(Swap(check, tuple(judge.calls[before:])))
     return swaps
 

@@ -126,7 +126,7 @@ class WallIssue(WireModel):
     """What would repair it; feeds iteration feedback."""
     certainty: Annotated[Certainty, _Code] = Certainty.DEFINITE
     """Definite findings count against the Wall; suspect ones are evidence for the router
-    (``workers/evaluate/certainty.py`` says which codes are which, under which policy)."""
+    (``workers/evaluate/wall/certainty.py`` says which codes are which, under which policy)."""
     penalty: Unit = 0.0
     """What it took off its dimension's score."""
 

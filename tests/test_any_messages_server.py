@@ -22,13 +22,13 @@ from schemas.request import NodeOutput, OutputKind, ReviewRequest
 from schemas.result import CeilingStatus, Decision
 from workers.endpoint import ToolUse
 from workers.errors import ConfigurationError, JudgeOutputError
-from workers.evaluate import run_stage1
+from workers.evaluate import run_ceiling, run_stage1
 from workers.fleet.deps import guarded_judge
 from workers.intake import request_from_obj
 from workers.judges import prompt
 from workers.judges.anthropic_judge import AnthropicJudge
 from workers.judges.cache import CachedJudge
-from workers.judges.ceiling import run_ceiling
+from workers.judges.ceiling import model_ceiling_judge
 from workers.judges.retry import RetryPolicy
 from workers.judges.wall import stage1_judge
 from workers.observe import telemetry
@@ -235,7 +235,7 @@ def test_nothing_usable_leaves_the_ceiling_indeterminate_not_zero(toolless: Serv
     review_request = request()
     report = run_stage1(review_request)
     with AnthropicJudge(local_settings(toolless, ToolUse.NONE), FAST) as judge:
-        stage2 = run_ceiling(review_request, report, judge)
+        stage2 = run_ceiling(review_request, report, model_ceiling_judge(judge))
     assert stage2.stage2.status is CeilingStatus.INDETERMINATE
     assert stage2.stage2.error is not None
     assert stage2.stage2.error.startswith("JudgeOutputError: smol-ceiling: no valid verdict")
@@ -257,7 +257,7 @@ def test_replies_that_never_validated_are_charged(toolless: ServerHandle) -> Non
         judge_tool_use=ToolUse.NONE,
     )
     with AnthropicJudge(priced, FAST) as judge:
-        stage2 = run_ceiling(review_request, run_stage1(review_request), judge)
+        stage2 = run_ceiling(review_request, run_stage1(review_request), model_ceiling_judge(judge))
     assert stage2.stage2.status is CeilingStatus.INDETERMINATE and stage2.stage2.calls == 2
     assert stage2.usage.input_tokens > 0 and stage2.usage.output_tokens > 0
     assert stage2.cost_usd > 0

@@ -14,7 +14,7 @@ from schemas.calibration import CalibrationModel, Evidence, TrainingOutcome
 from schemas.human import LabelledOutcome, OutcomeSource, StageOneView
 from schemas.result import Decision
 from tests.infrastructure import scratch_redis
-from workers.evaluate.calibration import brier
+from workers.evaluate.escalation.calibration import brier
 from workers.human.outcomes import OutcomeStore
 from workers.keys import Keys
 from workers.learning.refit import refit, training_outcomes

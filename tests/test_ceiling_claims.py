@@ -20,7 +20,7 @@ from schemas.request import ReviewRequest
 from schemas.result import CeilingStatus, Certainty, Decision, ReviewResult
 from workers.endpoint import DEFAULT_PRICING, ToolUse
 from workers.evaluate import run_stage1
-from workers.evaluate.ceiling_claims import CONTRADICTED_PENALTY, quoted
+from workers.evaluate.ceiling.claims import CONTRADICTED_PENALTY, quoted
 from workers.intake import request_from_obj
 from workers.judges.anthropic_judge import AnthropicJudge
 from workers.judges.asking import CLAIMS_KEY

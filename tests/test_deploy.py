@@ -242,7 +242,7 @@ def hard_limit(config: dict[str, str], queue: str) -> int:
 def celery_queue_names() -> set[str]:
     try:
         from workers.fleet.queues import Queue
-    except ModuleNotFoundError:  # not written yet: the literal names of DESIGN
+    except ModuleNotFoundError:  # not written yet: the mission's literal names
         return QUEUES
     return {str(q.value) for q in Queue}
 

@@ -15,7 +15,7 @@ from schemas.quality import CEILING_DIMENSIONS, Dimension, QualityVector
 from schemas.request import ReviewRequest
 from schemas.result import Decision, ReviewResult
 from tests.evaluate.builders import CLEAN_TEXT, GOOD_PYTHON, PRICE, output, request
-from workers.evaluate.escalation import WASTE_CAP_MULTIPLE
+from workers.evaluate.escalation.formula import WASTE_CAP_MULTIPLE
 from workers.judges.builtin import BuiltinJudge
 from workers.review import review
 
@@ -278,7 +278,7 @@ _SUMMARY_NAME = re.compile(r"score|overall|quality|mean|average|aggregate|compos
 _NAMED_NUMBERS = {
     "basis.score": "the weakest scored dimension's value; basis.dimension names it",
     "feedback.overall_score": "dag-quality.md's field: the basis score again",
-    "confidence.score": "the external signals' weighted average (DESIGN 2), not the vector",
+    "confidence.score": "the external signals' weighted average, not the vector",
     "convergence.scores.*": "one basis score per attempt",
     "envelope.quality_margin": "the basis score's distance to the threshold (near misses)",
 }

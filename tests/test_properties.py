@@ -12,10 +12,14 @@ from schemas.judging import ModelPrice
 from schemas.quality import Dimension
 from schemas.request import ReviewRequest, Signals
 from schemas.result import FloorResult, Stage1Result, WallResolution, WallResult
-from workers.evaluate.confidence import aggregate_confidence
-from workers.evaluate.convergence import monitor_convergence
-from workers.evaluate.escalation import decide_escalation, downstream_waste, failure_probability
-from workers.evaluate.wall import resolve_wall
+from workers.evaluate.escalation.formula import (
+    decide_escalation,
+    downstream_waste,
+    failure_probability,
+)
+from workers.evaluate.verdict.confidence import aggregate_confidence
+from workers.evaluate.verdict.convergence import monitor_convergence
+from workers.evaluate.wall.scoring import resolve_wall
 from workers.intake import decode_request
 from workers.judges.builtin import BuiltinJudge
 from workers.review import review
@@ -305,8 +309,8 @@ _PROSE_PIECES = st.sampled_from(
         "`code`",
         "é",
         "∑",
-        # How outputs relate names (choices, denials, makers): workers/evaluate/choices.py,
-        # denials.py, attributions.py.
+        # How outputs relate names (choices, denials, makers): choices.py, denials.py and
+        # attributions.py in workers/evaluate/wall/grounding/.
         "or",
         "?",
         "Which",

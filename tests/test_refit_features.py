@@ -12,7 +12,13 @@ import pytest
 from schemas.calibration import CalibrationModel, Evidence, SkillRecord, TrainingOutcome
 from schemas.human import LabelledOutcome, OutcomeSource, StageOneView
 from schemas.result import Decision
-from workers.evaluate.calibration import evidence_of, features, posterior, prior_under, seed_prior
+from workers.evaluate.escalation.calibration import (
+    evidence_of,
+    features,
+    posterior,
+    prior_under,
+    seed_prior,
+)
 from workers.human.attempts import stage_one_view
 from workers.intake import decode_request
 from workers.learning.refit import training_outcomes
@@ -55,7 +61,7 @@ def test_an_older_record_without_the_priors_inputs_still_trains() -> None:
 
 
 def test_the_fit_leaves_each_outcomes_own_label_out_of_its_prior() -> None:
-    from workers.evaluate.calibration import _fit_prior
+    from workers.evaluate.escalation.calibration import _fit_prior
 
     row = TrainingOutcome(skill_id="s", claimed_success_rate=0.9, prior=0.1, failed=True,
                           evidence=Evidence(wall_grade=1.0), prior_scale=1.0)  # fmt: skip
@@ -75,7 +81,7 @@ def test_nodes_of_one_skill_keep_their_claimed_rates_apart_once_its_record_is_lo
 
     from schemas.result import FloorResult, Stage1Result, WallResult
     from tests.evaluate.builders import request, skill
-    from workers.evaluate.calibration import fit
+    from workers.evaluate.escalation.calibration import fit
 
     rng = random.Random(4)
     rows = []

@@ -20,9 +20,9 @@ from schemas.judging import JudgeVerdict
 from schemas.request import ReviewRequest
 from tests.verdicts import paid_verdict
 from workers.errors import JudgeRetryableError
-from workers.evaluate import decide_escalation, finalize, run_stage1
+from workers.evaluate import decide_escalation, finalize, run_ceiling, run_stage1
 from workers.intake import decode_request
-from workers.judges.ceiling import run_ceiling
+from workers.judges.ceiling import model_ceiling_judge
 from workers.observe import spans, telemetry, tracecontext
 from workers.observe.metrics import CASCADE_WINDOW, EscalationMonitor
 from workers.observe.traced_judge import TracedJudge
@@ -92,7 +92,9 @@ def test_disabled_telemetry_installs_nothing_and_every_helper_still_works() -> N
         spans.note_stage1(request, report)
         assert tracecontext.traceparent() is None
     judge = ScriptedJudge([_verdict()])
-    assert run_ceiling(request, report, judge).stage2.model == "claude-sonnet-4-5"
+    assert (
+        run_ceiling(request, report, model_ceiling_judge(judge)).stage2.model == "claude-sonnet-4-5"
+    )
     telemetry.shutdown()  # nothing to shut down: harmless
 
 
@@ -150,7 +152,9 @@ def test_each_judge_call_gets_a_span_with_model_tokens_and_cost(captured: Captur
     request = _request()
     report = run_stage1(request)
     with spans.stage_span("stage2"):
-        stage2 = run_ceiling(request, report, TracedJudge(ScriptedJudge([_verdict()])))
+        stage2 = run_ceiling(
+            request, report, model_ceiling_judge(TracedJudge(ScriptedJudge([_verdict()])))
+        )
         spans.note_stage2(request, stage2)
     finished = captured.finished()
     judge, stage = finished["windags.judge ceiling"], finished["windags.stage2"]
@@ -170,9 +174,8 @@ def test_each_judge_call_gets_a_span_with_model_tokens_and_cost(captured: Captur
 def test_a_judge_error_is_counted_by_class_and_marks_its_span(captured: Captured) -> None:
     request = _request()
     report = run_stage1(request)
-    stage2 = run_ceiling(
-        request, report, TracedJudge(ScriptedJudge([JudgeRetryableError("overloaded")]))
-    )
+    failing = TracedJudge(ScriptedJudge([JudgeRetryableError("overloaded")]))
+    stage2 = run_ceiling(request, report, model_ceiling_judge(failing))
     assert stage2.stage2.status.value == "indeterminate"
     span = captured.finished()["windags.judge ceiling"]
     assert span.status.status_code is trace.StatusCode.ERROR

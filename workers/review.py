@@ -8,10 +8,10 @@ from __future__ import annotations
 from schemas.judging import ModelPrice
 from schemas.request import ReviewRequest
 from schemas.result import ReviewResult
-from workers.evaluate import decide_escalation, finalize, run_stage1
-from workers.evaluate.stages import WallJudge
+from workers.evaluate import decide_escalation, finalize, run_ceiling, run_stage1
+from workers.evaluate.stage1 import WallJudge
 from workers.judges.base import Judge
-from workers.judges.ceiling import run_ceiling
+from workers.judges.ceiling import model_ceiling_judge
 from workers.judges.factory import build_judge
 from workers.judges.wall import stage1_judge
 from workers.settings import Settings
@@ -31,7 +31,9 @@ def review(
     escalation = decide_escalation(
         request, stage2_price=stage2_price, stage1=report.stage1, budget_left=budget_left
     )
-    stage2 = run_ceiling(request, report, judge) if escalation.escalate else None
+    stage2 = (
+        run_ceiling(request, report, model_ceiling_judge(judge)) if escalation.escalate else None
+    )
     return finalize(request, report, escalation, stage2, trace_id=trace_id)
 
 

@@ -111,7 +111,7 @@ def make_request(
     review costs at least about $0.0135 at Sonnet's prices (the rubric alone), more for a
     longer output, so on the prior alone (expected waste $0.01) it never pays: the router
     escalates only where Stage 1's evidence raises P(fail) past about 0.14 for a short
-    output, what its suspect findings do (``workers/evaluate/suspicion.py``).
+    output, what its suspect findings do (``workers/evaluate/escalation/suspicion.py``).
     """
     request: dict[str, Any] = {
         "dag_id": f"public-eval-{benchmark}",

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from workers.evaluate.bias import BIAS_LIMIT, position_check
+from workers.evaluate.ceiling.bias import BIAS_LIMIT, position_check
 
 
 @pytest.mark.parametrize(

@@ -10,9 +10,9 @@ import pyflakes.checker
 import pyflakes.messages
 import pytest
 
-from workers.evaluate.binder import unbound_names
-from workers.evaluate.grounding import check_grounding
-from workers.evaluate.stdlib_api import hallucinated_apis
+from workers.evaluate.wall.grounding.binder import unbound_names
+from workers.evaluate.wall.grounding.checks import check_grounding
+from workers.evaluate.wall.grounding.stdlib_api import hallucinated_apis
 
 from .builders import output
 from .realdata import STDLIB, stdlib_source, tunable_stdlib_trees

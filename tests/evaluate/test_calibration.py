@@ -10,8 +10,8 @@ import pytest
 from schemas.calibration import CalibrationModel, Evidence, SkillRecord, TrainingOutcome
 from schemas.request import ReviewRequest
 from schemas.result import EscalationReason, FloorResult, Stage1Result, WallResult
-from workers.evaluate.calibration import brier, ece, fit, posterior, predict
-from workers.evaluate.escalation import decide_escalation
+from workers.evaluate.escalation.calibration import brier, ece, fit, posterior, predict
+from workers.evaluate.escalation.formula import decide_escalation
 
 from .builders import PRICE, request, skill
 

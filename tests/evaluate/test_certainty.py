@@ -13,10 +13,15 @@ from schemas.quality import Dimension
 from schemas.request import GroundingPolicy, Source
 from schemas.stages import Certainty, GroundingUse, IssueCode, WallIssue, WallResult
 from workers.evaluate import decide_escalation, run_stage1
-from workers.evaluate.certainty import LACKED_BY_INPUT, certainty_of
-from workers.evaluate.number_clash import keeps_to, qualifier
-from workers.evaluate.suspicion import BASELINE, CodeWeights, PolicyWeights, suspicion_terms
-from workers.evaluate.wall import score_wall
+from workers.evaluate.escalation.suspicion import (
+    BASELINE,
+    CodeWeights,
+    PolicyWeights,
+    suspicion_terms,
+)
+from workers.evaluate.wall.certainty import LACKED_BY_INPUT, certainty_of
+from workers.evaluate.wall.grounding.number_clash import keeps_to, qualifier
+from workers.evaluate.wall.scoring import score_wall
 from workers.judges.builtin import BuiltinJudge
 from workers.review import review
 

@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 
 from schemas.request import Signals
-from workers.evaluate.confidence import aggregate_confidence, weighted_average
+from workers.evaluate.verdict.confidence import aggregate_confidence, weighted_average
 
 
 def _signals(**fields: Any) -> Signals:

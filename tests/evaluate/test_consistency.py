@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from workers.evaluate.consistency import check_consistency
+from workers.evaluate.wall.consistency import check_consistency
 
 from .builders import CLEAN_TEXT, GOOD_PYTHON, output
 from .realdata import stdlib_source

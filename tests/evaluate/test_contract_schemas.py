@@ -10,7 +10,7 @@ import pytest
 
 from schemas.request import OutputContract
 from workers.errors import InvalidRequest
-from workers.evaluate.floor import check_floor
+from workers.evaluate.floor.structure import check_floor
 
 from .builders import decode, obj, output
 

@@ -1,4 +1,4 @@
-"""BC-EVAL-001..006 as DESIGN.md section 9 defines them."""
+"""BC-EVAL-001..006, the evaluator seed's behavioural contracts, as the engine keeps them."""
 
 from __future__ import annotations
 

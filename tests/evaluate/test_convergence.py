@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from schemas.result import Trend
-from workers.evaluate.convergence import monitor_convergence
+from workers.evaluate.verdict.convergence import monitor_convergence
 
 
 @pytest.mark.parametrize(

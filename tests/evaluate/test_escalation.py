@@ -9,7 +9,7 @@ import pytest
 from schemas.request import ReviewRequest
 from schemas.result import EscalationReason, FloorResult, Stage1Result, Violation, WallResult
 from schemas.stages import ViolationCode
-from workers.evaluate.escalation import (
+from workers.evaluate.escalation.formula import (
     decide_escalation,
     downstream_waste,
     estimate_stage2_cost,

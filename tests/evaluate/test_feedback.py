@@ -7,8 +7,8 @@ import json
 from schemas.quality import DimensionScore
 from schemas.result import Violation
 from schemas.stages import ViolationCode
-from workers.evaluate.feedback import MAX_ISSUES, synthesize_feedback
-from workers.evaluate.stages import run_stage1
+from workers.evaluate.stage1 import run_stage1
+from workers.evaluate.verdict.feedback import MAX_ISSUES, synthesize_feedback
 
 from .builders import BROKEN_FLASK, CLEAN_TEXT, request
 

@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 
 from schemas.request import OutputContract
-from workers.evaluate.floor import check_floor
+from workers.evaluate.floor.structure import check_floor
 
 from .builders import BROKEN_FLASK, GOOD_PYTHON, output
 
@@ -137,7 +137,7 @@ def test_empty_output_skips_contract_checks_but_not_length_bounds() -> None:
 
 def test_sql_that_crashes_the_parser_itself_is_a_floor_violation_not_an_exception() -> None:
     from schemas.request import NodeOutput, OutputKind
-    from workers.evaluate.floor import check_floor
+    from workers.evaluate.floor.structure import check_floor
 
     floor = check_floor(NodeOutput(kind=OutputKind.SQL, content="(" * 50 + "{=" + "[" * 50), None)
     assert not floor.passed

@@ -8,7 +8,7 @@ import warnings
 
 import pytest
 
-from workers.evaluate.floor import check_floor
+from workers.evaluate.floor.structure import check_floor
 
 from .builders import output
 from .realdata import stdlib_source
@@ -73,7 +73,7 @@ def test_compiling_never_runs_the_output() -> None:
     probe = (
         "import sys\nsys.path.insert(0, '.')\n"
         "from schemas.request import NodeOutput, OutputKind\n"
-        "from workers.evaluate.floor import check_floor\n"
+        "from workers.evaluate.floor.structure import check_floor\n"
         f"r = check_floor(NodeOutput(kind=OutputKind.PYTHON, content={content!r}), None)\n"
         "print([str(v.code) for v in r.violations])\n"
     )

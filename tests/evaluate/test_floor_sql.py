@@ -9,7 +9,7 @@ import pytest
 from pydantic import ValidationError
 
 from schemas.request import OutputContract
-from workers.evaluate.floor import check_floor
+from workers.evaluate.floor.structure import check_floor
 
 from .builders import output
 

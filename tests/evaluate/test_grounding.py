@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from workers.evaluate.grounding import check_grounding
+from workers.evaluate.wall.grounding.checks import check_grounding
 
 from .builders import CLEAN_TEXT, GOOD_PYTHON, output
 from .realdata import stdlib_source

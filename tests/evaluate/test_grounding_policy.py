@@ -8,9 +8,9 @@ from __future__ import annotations
 from schemas.quality import Dimension
 from schemas.request import GroundingPolicy, Source
 from schemas.stages import Certainty, GroundingUse
-from workers.evaluate.grounding import check_grounding, grounding_scope
-from workers.evaluate.lexicon import tokens
-from workers.evaluate.wall import score_wall
+from workers.evaluate.wall.grounding.checks import check_grounding, grounding_scope
+from workers.evaluate.wall.grounding.lexicon import tokens
+from workers.evaluate.wall.scoring import score_wall
 
 from .builders import output
 

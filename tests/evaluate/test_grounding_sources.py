@@ -7,9 +7,9 @@ import json
 from schemas.hops import Stage1Report
 from schemas.quality import Dimension
 from schemas.request import GroundingPolicy, Source
-from workers.evaluate.grounding import NO_SOURCES, check_grounding, grounding_scope
-from workers.evaluate.stages import run_stage1
-from workers.evaluate.wall import score_wall
+from workers.evaluate.stage1 import run_stage1
+from workers.evaluate.wall.grounding.checks import NO_SOURCES, check_grounding, grounding_scope
+from workers.evaluate.wall.scoring import score_wall
 
 from .builders import output, request
 

@@ -19,7 +19,7 @@ from schemas.quality import Dimension
 from schemas.request import ReviewRequest
 from schemas.result import ReviewResult
 from tests.evaluate.builders import decode, obj
-from workers.evaluate.human import (
+from workers.evaluate.verdict.human import (
     decide_after_human,
     decide_with_human,
     needs_human,

@@ -16,13 +16,13 @@ from bench.public.archives import DataUnavailable
 from bench.public.heldout import Half, half_of
 from schemas.request import GroundingPolicy, Source
 from tests.infrastructure import unavailable
-from workers.evaluate.attributions import check_attributions
-from workers.evaluate.choices import Order, check_choice, choice_question
-from workers.evaluate.denials import check_denials
 from workers.evaluate.findings import sentences
-from workers.evaluate.grounding import check_grounding
-from workers.evaluate.lexicon import unjoin
-from workers.evaluate.sources import node_input
+from workers.evaluate.wall.grounding.attributions import check_attributions
+from workers.evaluate.wall.grounding.checks import check_grounding
+from workers.evaluate.wall.grounding.choices import Order, check_choice, choice_question
+from workers.evaluate.wall.grounding.denials import check_denials
+from workers.evaluate.wall.grounding.lexicon import unjoin
+from workers.evaluate.wall.grounding.sources import node_input
 
 from .builders import output
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 
 from schemas.result import Decision
-from workers.evaluate.convergence import monitor_convergence
-from workers.evaluate.iteration import decide_iteration
+from workers.evaluate.verdict.convergence import monitor_convergence
+from workers.evaluate.verdict.iteration import decide_iteration
 
 A, IT, H = Decision.ACCEPT, Decision.ITERATE, Decision.ESCALATE_HUMAN
 

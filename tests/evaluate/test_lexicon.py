@@ -7,7 +7,7 @@ import unicodedata
 from hypothesis import given
 from hypothesis import strategies as st
 
-from workers.evaluate.lexicon import fold, tokens
+from workers.evaluate.wall.grounding.lexicon import fold, tokens
 
 
 def _fold_by_definition(text: str) -> str:

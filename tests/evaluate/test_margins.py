@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from schemas.result import NearMissKind
-from workers.evaluate.margins import (
+from workers.evaluate.verdict.margins import (
     detect_near_misses,
     nearest_threshold,
     relative_margin,

@@ -10,11 +10,11 @@ import ast
 
 import pytest
 
-from workers.evaluate.binder import unbound_names
-from workers.evaluate.filler import check_filler
-from workers.evaluate.stdlib_api import hallucinated_apis
-from workers.evaluate.stubs import python_stubs
-from workers.evaluate.substance import check_substance
+from workers.evaluate.wall.filler import check_filler
+from workers.evaluate.wall.grounding.binder import unbound_names
+from workers.evaluate.wall.grounding.stdlib_api import hallucinated_apis
+from workers.evaluate.wall.stubs import python_stubs
+from workers.evaluate.wall.substance import check_substance
 
 from .builders import output
 

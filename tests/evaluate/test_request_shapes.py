@@ -16,9 +16,9 @@ from schemas.quality import CEILING_DIMENSIONS, Dimension
 from schemas.request import GroundingPolicy, ReviewRequest, Source
 from schemas.result import ReviewResult
 from schemas.stages import IssueCode
-from workers.evaluate.policy import DECLARED, DEFAULT, infer_policy, read_brief
-from workers.evaluate.task_parts import split_task, task_for_judge
-from workers.judges.base import task_for
+from workers.evaluate.judge_task import task_for
+from workers.evaluate.wall.grounding.policy import DECLARED, DEFAULT, infer_policy, read_brief
+from workers.evaluate.wall.grounding.task_parts import split_task, task_for_judge
 from workers.judges.builtin import BuiltinJudge
 from workers.review import review
 from workers.settings import DEFAULT_PRICING

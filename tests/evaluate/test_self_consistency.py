@@ -19,9 +19,9 @@ from bench.public import halueval
 from bench.public.archives import DataUnavailable
 from bench.public.pypi_readmes import BENCHMARK as README
 from schemas.quality import Dimension
-from workers.evaluate.consistency import check_consistency
-from workers.evaluate.self_consistency import self_contradictions
-from workers.evaluate.wall import PASS_GRADE, score_wall
+from workers.evaluate.wall.consistency import check_consistency
+from workers.evaluate.wall.scoring import PASS_GRADE, score_wall
+from workers.evaluate.wall.self_consistency import self_contradictions
 
 from ..infrastructure import unavailable
 from .builders import output

@@ -6,7 +6,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from workers.evaluate.floor import check_floor
+from workers.evaluate.floor.structure import check_floor
 
 from .builders import output
 

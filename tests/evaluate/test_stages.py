@@ -9,7 +9,8 @@ from schemas.quality import CEILING_DIMENSIONS, Dimension, ScoreStatus
 from schemas.request import OutputKind
 from schemas.result import CeilingStatus, Decision, Stage2Result
 from workers.errors import JudgeRetryableError
-from workers.evaluate.stages import apply_ceiling, length_penalty, run_stage1
+from workers.evaluate.ceiling.apply import apply_ceiling, length_penalty
+from workers.evaluate.stage1 import run_stage1
 from workers.review import review
 
 from .builders import BROKEN_FLASK, CLEAN_TEXT, PRICE, request

@@ -10,8 +10,8 @@ import pytest
 from schemas.quality import Dimension
 from schemas.request import OutputContract
 from workers.evaluate.findings import score_after
-from workers.evaluate.substance import check_substance
-from workers.evaluate.wall import score_wall
+from workers.evaluate.wall.scoring import score_wall
+from workers.evaluate.wall.substance import check_substance
 
 from .builders import GOOD_PYTHON, output
 from .realdata import stdlib_source

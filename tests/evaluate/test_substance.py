@@ -8,9 +8,9 @@ import pytest
 
 from bench.public.pypi_readmes import load as pypi_readmes
 from schemas.request import OutputContract
-from workers.evaluate.filler import prose_text
 from workers.evaluate.findings import score_after, words
-from workers.evaluate.substance import check_substance, distinct_ratio
+from workers.evaluate.wall.filler import prose_text
+from workers.evaluate.wall.substance import check_substance, distinct_ratio
 
 from .builders import CLEAN_TEXT, GOOD_PYTHON, output
 from .realdata import stdlib_source

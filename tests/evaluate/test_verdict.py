@@ -6,8 +6,8 @@ import pytest
 
 from schemas.quality import DimensionScore
 from schemas.result import Decision, NearMissKind, Trend
-from workers.evaluate.stages import run_stage1
-from workers.evaluate.verdict import decision_basis
+from workers.evaluate.stage1 import run_stage1
+from workers.evaluate.verdict.final import decision_basis
 from workers.judges.builtin import BuiltinJudge
 from workers.review import review
 

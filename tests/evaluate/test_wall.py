@@ -6,7 +6,13 @@ import pytest
 
 from schemas.quality import Dimension
 from schemas.result import WallResolution
-from workers.evaluate.wall import FAIL_GRADE, PASS_GRADE, resolve_wall, score_wall, wall_result
+from workers.evaluate.wall.scoring import (
+    FAIL_GRADE,
+    PASS_GRADE,
+    resolve_wall,
+    score_wall,
+    wall_result,
+)
 
 from .builders import CLEAN_TEXT, output
 

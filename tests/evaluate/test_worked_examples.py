@@ -1,4 +1,4 @@
-"""The seed's three worked examples, end to end, as DESIGN.md settles them."""
+"""The seed's three worked examples, end to end (docs/architecture.md: the engine's layers)."""
 
 from __future__ import annotations
 

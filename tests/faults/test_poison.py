@@ -1,11 +1,12 @@
 """A review whose Stage 2 kills its worker every time ends as a poison entry; the rest flow.
 
-The real poison of DESIGN.md: a task that takes its worker down with it (an OOM, a
-segfault), so no handler ever sees an exception. The fault server reports each Stage 2
-call that carries the marker and holds it unanswered; the test then SIGKILLs the stage2
-worker and starts a new one, every time. Redis redelivers the unacked message after the
-visibility timeout and keeps no delivery count: only our try counter (workers/tries.py)
-stops the loop, dead-lettering the review after ``max_task_tries`` deliveries.
+The real poison (docs/architecture.md, "What the stack promises"): a task that takes its
+worker down with it (an OOM, a segfault), so no handler ever sees an exception. The fault
+server reports each Stage 2 call that carries the marker and holds it unanswered; the test
+then SIGKILLs the stage2 worker and starts a new one, every time. Redis redelivers the
+unacked message after the visibility timeout and keeps no delivery count: only our try
+counter (workers/fleet/tries.py) stops the loop, dead-lettering the review after
+``max_task_tries`` deliveries.
 """
 
 from __future__ import annotations

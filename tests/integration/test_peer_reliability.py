@@ -17,7 +17,7 @@ from schemas.human import LabelledOutcome, OutcomeSource, StageOneView
 from schemas.result import Decision
 from tests.integration.support import sample
 from tests.integration.test_handlers import scratch_deps, through_stage1
-from workers.evaluate.calibration import RELIABILITY_MIN_GRADED
+from workers.evaluate.escalation.calibration import RELIABILITY_MIN_GRADED
 from workers.fleet.deps import Deps
 from workers.learning.refit import evaluator_records
 from workers.learning.store import CalibrationStore

@@ -16,7 +16,7 @@ from schemas.result import ReviewResult
 from tests.evaluate.test_calibration import _outcomes
 from tests.integration.support import sample
 from tests.integration.test_handlers import results, run_router, scratch_deps, through_stage1
-from workers.evaluate.calibration import fit
+from workers.evaluate.escalation.calibration import fit
 from workers.fleet.deps import Deps
 from workers.learning.store import CalibrationStore
 from workers.observe import spans, telemetry

@@ -16,7 +16,7 @@ from schemas.request import ReviewRequest
 from schemas.topology import DagShape, DownstreamSource
 from tests.topology.reference import demo_requests, demo_shape, full_lists, random_requests
 from workers.evaluate import decide_escalation, run_stage1
-from workers.evaluate.escalation import cascade_waste
+from workers.evaluate.escalation.formula import cascade_waste
 from workers.intake import request_from_obj
 from workers.settings import Settings
 from workers.topology import Topology, all_economics, consumers, dag_from_obj

@@ -11,7 +11,7 @@ from schemas.human import HumanDecision, HumanVerdict, VerdictAction, VerdictCha
 from schemas.progress import NodeState
 from schemas.result import ErrorCode, ReviewError, ReviewResult
 from tests.topology.reference import demo_shape
-from workers.evaluate.human import needs_human
+from workers.evaluate.verdict.human import needs_human
 from workers.intake import request_from_obj
 from workers.local.demo import sample_dag
 from workers.review import Reviewer

@@ -3,15 +3,17 @@
 Imports nothing from Celery, Redis or any network client; a test proves it.
 """
 
-from workers.evaluate.confidence import aggregate_confidence
-from workers.evaluate.convergence import monitor_convergence
-from workers.evaluate.escalation import decide_escalation, estimate_stage2_cost
-from workers.evaluate.feedback import synthesize_feedback
-from workers.evaluate.floor import check_floor
-from workers.evaluate.iteration import decide_iteration
-from workers.evaluate.stages import apply_ceiling, indeterminate_ceiling, run_stage1
-from workers.evaluate.verdict import decision_basis, finalize
-from workers.evaluate.wall import resolve_wall, score_wall
+from workers.evaluate.ceiling.apply import apply_ceiling, indeterminate_ceiling
+from workers.evaluate.ceiling.run import run_ceiling
+from workers.evaluate.escalation.formula import decide_escalation, estimate_stage2_cost
+from workers.evaluate.floor.structure import check_floor
+from workers.evaluate.stage1 import run_stage1
+from workers.evaluate.verdict.confidence import aggregate_confidence
+from workers.evaluate.verdict.convergence import monitor_convergence
+from workers.evaluate.verdict.feedback import synthesize_feedback
+from workers.evaluate.verdict.final import decision_basis, finalize
+from workers.evaluate.verdict.iteration import decide_iteration
+from workers.evaluate.wall.scoring import resolve_wall, score_wall
 
 __all__ = [
     "aggregate_confidence",
@@ -25,6 +27,7 @@ __all__ = [
     "indeterminate_ceiling",
     "monitor_convergence",
     "resolve_wall",
+    "run_ceiling",
     "run_stage1",
     "score_wall",
     "synthesize_feedback",

@@ -29,7 +29,7 @@ class Finding:
 
 def finding(
     dimension: Dimension,
-    code: IssueCode | str,
+    code: IssueCode,
     message: str,
     penalty: float,
     *,
@@ -37,14 +37,10 @@ def finding(
     field: str | None = None,
     certainty: Certainty = Certainty.DEFINITE,
 ) -> Finding:
-    """Build a finding in one line; an unknown code is a ValueError here, not on the wire.
-
-    Callers pass ``IssueCode`` members; a plain string (grounding's, until it switches to
-    the enum) is checked against the enum.
-    """
+    """Build a finding in one line."""
     issue = WallIssue(
         dimension=dimension,
-        code=IssueCode(code),
+        code=code,
         message=message,
         field=field,
         fix=fix,

@@ -157,3 +157,26 @@ def _dangling_end(tokens: list[Token]) -> ParseFailure | None:
         else:
             last = token
     return None
+
+
+def json_nodes(
+    node: Any, *, max_depth: int, per_list: int | None = None, path: str = "$"
+) -> Iterator[tuple[str, Any]]:
+    """Every value of a parsed JSON document with its path, parents before children.
+
+    The one walk every JSON check shares. ``max_depth`` and ``per_list`` bound the work a
+    hostile document can ask for; keys are never yielded (``{"todo": []}`` names a field).
+    """
+    stack: list[tuple[str, Any, int]] = [(path, node, 0)]
+    while stack:
+        where, value, depth = stack.pop()
+        if depth > max_depth:
+            continue
+        yield where, value
+        if isinstance(value, dict):
+            children = [(f"{where}.{k}", v) for k, v in value.items()]
+        elif isinstance(value, list):
+            children = [(f"{where}[{i}]", v) for i, v in enumerate(value[:per_list])]
+        else:
+            continue
+        stack.extend((p, v, depth + 1) for p, v in reversed(children))

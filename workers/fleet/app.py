@@ -1,6 +1,6 @@
 """The Celery app: three queues, one routes mapping, settings that do not lose work.
 
-Why each reliability setting (see DESIGN.md, "What the stack really promises"):
+Why each reliability setting (docs/architecture.md, "What the stack promises"):
 
 - ``task_acks_late``: a message is acked after its task ran, so a worker that dies
   mid-task leaves it unacked and the broker redelivers it.

@@ -16,8 +16,9 @@ import redis
 
 from schemas.hops import Stage1Report, Stage2Report
 from schemas.request import ReviewRequest
+from workers.evaluate import run_ceiling
 from workers.fleet.deps import Deps
-from workers.judges.ceiling import run_ceiling
+from workers.judges.ceiling import model_ceiling_judge
 
 
 def cached_ceiling(request: ReviewRequest, report: Stage1Report, deps: Deps) -> Stage2Report | None:
@@ -34,7 +35,7 @@ def cached_ceiling(request: ReviewRequest, report: Stage1Report, deps: Deps) -> 
         return None
     expires_at = time.monotonic() + lives_s
     try:
-        stage2 = run_ceiling(request, report, deps.judge)
+        stage2 = run_ceiling(request, report, model_ceiling_judge(deps.judge))
         deps.redis.set(
             keys.stage2_report(review_key), stage2.model_dump_json(), ex=deps.settings.dedup_ttl_s
         )

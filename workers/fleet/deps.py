@@ -13,7 +13,7 @@ import redis
 from schemas.judging import JudgeTier
 from workers.connections import redis_client
 from workers.endpoint import ToolUse
-from workers.evaluate.stages import WallJudge
+from workers.evaluate.stage1 import WallJudge
 from workers.fleet.tries import TryCounter
 from workers.human.gate import HumanGate, build_gate
 from workers.judges.base import Judge

@@ -16,7 +16,7 @@ from pydantic import ValidationError
 from schemas.human import AttemptRecord, StageOneView, VerdictAction
 from schemas.request import ReviewRequest
 from schemas.result import ReviewResult
-from workers.evaluate.calibration import evidence_of
+from workers.evaluate.escalation.calibration import evidence_of
 from workers.keys import Keys
 from workers.results.booking import RECORD_ATTEMPT_LUA, AttemptWrite
 

@@ -15,8 +15,8 @@ import redis
 from schemas.human import AttemptRecord, OutcomeSource, ReviewItem
 from schemas.request import ReviewRequest
 from schemas.result import ReviewResult
-from workers.evaluate.calibration import peer_evaluator
-from workers.evaluate.human import needs_human, reasons_for_human
+from workers.evaluate.escalation.calibration import peer_evaluator
+from workers.evaluate.verdict.human import needs_human, reasons_for_human
 from workers.human.attempts import AttemptStore, attempt_record, with_fleet_history
 from workers.human.marks import BookkeepingMarks
 from workers.human.outcomes import OutcomeStore, labelled, stage2_label, utc_now

@@ -27,7 +27,7 @@ from schemas.human import (
     VerdictInput,
 )
 from workers.errors import EvaluatorError, PublishError
-from workers.evaluate.human import decide_with_human
+from workers.evaluate.verdict.human import decide_with_human
 from workers.human.attempts import AttemptStore, stage_one_view
 from workers.human.outcomes import OutcomeStore, labelled, utc_now
 from workers.human.queue import ReviewQueue

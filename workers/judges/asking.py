@@ -14,7 +14,7 @@ from schemas.claims import MAX_CLAIMS, ClaimSupport
 from schemas.judging import JudgeTask, JudgeTier
 from schemas.quality import Dimension
 from workers.endpoint import ToolUse
-from workers.evaluate.task_parts import split_task
+from workers.evaluate.wall.grounding.task_parts import split_task
 
 TOOL_NAME = "record_scores"
 """The one tool the judge must call; its input is the verdict."""

@@ -11,8 +11,8 @@ from schemas.judging import DimensionVerdict, JudgeTask, JudgeTier, JudgeVerdict
 from schemas.quality import Dimension
 from schemas.request import NodeOutput
 from workers.evaluate.findings import Finding
-from workers.evaluate.task_parts import split_task
-from workers.evaluate.wall import score_wall
+from workers.evaluate.wall.grounding.task_parts import split_task
+from workers.evaluate.wall.scoring import score_wall
 from workers.judges import coverage, measures
 
 MODEL = "builtin-v1"

@@ -1,107 +1,36 @@
-"""Stage 2: ask a judge for the Ceiling, and control position bias on pairwise checks.
+"""The Ceiling's judge as the engine asks for it: a model judge whose errors become values.
 
-A judge failure is not a quality failure: the Ceiling becomes indeterminate, never 0.
+Replies that never validated were still answered, and paid for: the failure carries what
+they cost, so an indeterminate Ceiling is charged.
 """
 
 from __future__ import annotations
 
-import time
-from statistics import fmean
-
-from schemas.hops import Stage1Report, Stage2Report
-from schemas.judging import JudgeTask, JudgeTier, JudgeVerdict, TokenUsage
-from schemas.quality import CEILING_DIMENSIONS
-from schemas.request import ReviewRequest
-from schemas.result import BiasCheck, CeilingStatus, Stage2Result
+from schemas.judging import JudgeTask, JudgeVerdict, TokenUsage
 from workers.errors import JudgeError, JudgeOutputError
-from workers.evaluate.bias import position_check
-from workers.evaluate.stages import apply_ceiling, indeterminate_ceiling
-from workers.judges.base import Judge, task_for
+from workers.evaluate.ceiling.judge import CeilingJudge, JudgeFailure
+from workers.judges.base import Judge
 
 
-def run_ceiling(request: ReviewRequest, report: Stage1Report, judge: Judge) -> Stage2Report:
-    """Score every Ceiling dimension in one structured call, then the pairwise check."""
-    started = time.perf_counter()
-    task = task_for(request, JudgeTier.CEILING, CEILING_DIMENSIONS)
-    try:
-        verdict = judge.evaluate(task)
-    except JudgeError as exc:
-        # Replies that never validated were still answered, and paid for: charged.
-        spent = exc if isinstance(exc, JudgeOutputError) else JudgeOutputError("")
-        failed = Stage2Result(
-            status=CeilingStatus.INDETERMINATE,
-            model=type(judge).__name__,
-            error=f"{type(exc).__name__}: {exc}",
-            calls=spent.calls,
-        )
-        usage = TokenUsage(
-            input_tokens=spent.input_tokens,
-            output_tokens=spent.output_tokens,
-            cache_read_input_tokens=spent.cache_read_input_tokens,
-            cache_creation_input_tokens=spent.cache_creation_input_tokens,
-        )
-        return indeterminate_ceiling(
-            report, failed, review_ms=_ms_since(started), usage=usage, cost_usd=spent.cost_usd
-        )
-    bias, pair_verdicts = (None, []) if request.baseline is None else both_orders(request, judge)
-    usage = sum((v.usage for v in pair_verdicts), verdict.usage)
-    stage2 = Stage2Result(
-        status=CeilingStatus.SCORED,
-        model=verdict.model,
-        bias=bias,
-        calls=verdict.calls + sum(v.calls for v in pair_verdicts),
-    )
-    merged = verdict.model_copy(
-        update={
-            "usage": usage,
-            "cost_usd": verdict.cost_usd + sum(v.cost_usd for v in pair_verdicts),
-        }
-    )
-    return apply_ceiling(request, report, merged, review_ms=_ms_since(started), stage2=stage2)
+def model_ceiling_judge(judge: Judge) -> CeilingJudge:
+    """A ``CeilingJudge`` that asks ``judge`` and reports its errors as ``JudgeFailure``."""
 
-
-def both_orders(
-    request: ReviewRequest, judge: Judge
-) -> tuple[BiasCheck | None, list[JudgeVerdict]]:
-    """Run the comparison candidate-first and baseline-first; rerun once if they disagree.
-
-    The check is None when the judge failed before one pair was done (BC-EVAL-004).
-    """
-    verdicts: list[JudgeVerdict] = []
-    check = None
-    for attempt in range(2):
+    def ask(task: JudgeTask) -> JudgeVerdict | JudgeFailure:
         try:
-            forward = judge.evaluate(_pair(request, candidate_first=True))
-            reverse = judge.evaluate(_pair(request, candidate_first=False))
-        except JudgeError:
-            return check, verdicts
-        verdicts += [forward, reverse]
-        check = position_check(
-            fmean(s.score for s in forward.scores.values()),
-            1.0 - fmean(s.score for s in reverse.scores.values()),
-            retried=attempt > 0,
-        )
-        if not check.flagged:
-            break
-    return check, verdicts
+            return judge.evaluate(task)
+        except JudgeError as exc:
+            spent = exc if isinstance(exc, JudgeOutputError) else JudgeOutputError("")
+            return JudgeFailure(
+                model=type(judge).__name__,
+                error=f"{type(exc).__name__}: {exc}",
+                calls=spent.calls,
+                usage=TokenUsage(
+                    input_tokens=spent.input_tokens,
+                    output_tokens=spent.output_tokens,
+                    cache_read_input_tokens=spent.cache_read_input_tokens,
+                    cache_creation_input_tokens=spent.cache_creation_input_tokens,
+                ),
+                cost_usd=spent.cost_usd,
+            )
 
-
-def _pair(request: ReviewRequest, *, candidate_first: bool) -> JudgeTask:
-    assert request.baseline is not None
-    first, second = (
-        (request.output, request.baseline)
-        if candidate_first
-        else (request.baseline, request.output)
-    )
-    return JudgeTask(
-        tier=JudgeTier.PAIRWISE,
-        dimensions=CEILING_DIMENSIONS,
-        output=first,
-        other=second,
-        task=request.task,
-        sources=request.sources,
-    )
-
-
-def _ms_since(started: float) -> float:
-    return (time.perf_counter() - started) * 1000
+    return ask

@@ -9,8 +9,8 @@ import re
 
 from schemas.request import NodeOutput, OutputKind
 from workers.evaluate.findings import words
-from workers.evaluate.lexicon import NUMBER_WORDS
-from workers.evaluate.task_parts import MATERIAL_LABELS
+from workers.evaluate.wall.grounding.lexicon import NUMBER_WORDS
+from workers.evaluate.wall.grounding.task_parts import MATERIAL_LABELS
 
 Measure = tuple[float, list[str]]
 

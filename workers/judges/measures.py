@@ -10,13 +10,18 @@ import ast
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
 
 from sqlglot import exp
 
 from schemas.request import NodeOutput, OutputKind
 from workers.evaluate.findings import sentences, words
-from workers.evaluate.parsed import ParseFailure, json_document, python_tree, sql_statements
+from workers.evaluate.parsed import (
+    ParseFailure,
+    json_document,
+    json_nodes,
+    python_tree,
+    sql_statements,
+)
 from workers.judges.normalise import Normalisation, views
 
 Measure = tuple[float, list[str]]
@@ -130,7 +135,8 @@ def _json_correctness(content: str) -> Measure:
     document = json_document(content)
     if isinstance(document, ParseFailure):
         return 0.0, [f"does not parse: {document.message}"]
-    mixed = [path for path, items in _arrays(document, "$") if len({type(i) for i in items}) > 1]
+    arrays = json_nodes(document, max_depth=40, per_list=200)
+    mixed = [p for p, v in arrays if isinstance(v, list) and len({type(i) for i in v}) > 1]
     if mixed:
         return 0.75, [f"arrays mixing element types: {', '.join(mixed[:3])}"]
     return 0.92, ["valid JSON with uniformly typed arrays"]
@@ -191,17 +197,3 @@ def _python_clarity(content: str) -> Measure:
     if short_names:
         score, notes = score - 0.1, [*notes, "one-letter function names"]
     return score, notes or [f"{len(functions)} function(s), short, named and documented"]
-
-
-def _arrays(node: Any, path: str, depth: int = 0) -> list[tuple[str, list[Any]]]:
-    if depth > 40:
-        return []
-    found: list[tuple[str, list[Any]]] = []
-    if isinstance(node, list):
-        found.append((path, node))
-        for i, item in enumerate(node[:200]):
-            found.extend(_arrays(item, f"{path}[{i}]", depth + 1))
-    elif isinstance(node, dict):
-        for key, value in node.items():
-            found.extend(_arrays(value, f"{path}.{key}", depth + 1))
-    return found

@@ -20,7 +20,7 @@ from schemas.judging import JudgeTask, JudgeTier
 from schemas.quality import Dimension
 from schemas.request import GroundingPolicy, NodeOutput, Source
 from workers.endpoint import ToolUse
-from workers.evaluate.task_parts import task_for_judge
+from workers.evaluate.wall.grounding.task_parts import task_for_judge
 from workers.judges.asking import CLAIMS_KEY, CLAIMS_TOOL_PROPERTY, answer_line, repair_note
 from workers.judges.asking import TOOL_NAME as TOOL_NAME
 

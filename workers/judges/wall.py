@@ -6,8 +6,9 @@ from schemas.judging import JudgeTier
 from schemas.quality import WALL_DIMENSIONS
 from schemas.request import ReviewRequest
 from workers.errors import JudgeError
-from workers.evaluate.stages import WallJudge, WallJudgement
-from workers.judges.base import Judge, task_for
+from workers.evaluate.judge_task import task_for
+from workers.evaluate.stage1 import WallJudge, WallJudgement
+from workers.judges.base import Judge
 from workers.judges.builtin import BuiltinJudge
 
 

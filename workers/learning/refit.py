@@ -12,7 +12,7 @@ from collections.abc import Iterable
 
 from schemas.calibration import CalibrationModel, EvaluatorRecord, Evidence, TrainingOutcome
 from schemas.human import LabelledOutcome, OutcomeSource
-from workers.evaluate.calibration import fit
+from workers.evaluate.escalation.calibration import fit
 from workers.human.outcomes import OutcomeStore
 from workers.learning.store import CalibrationStore
 

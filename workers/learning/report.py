@@ -14,7 +14,7 @@ from pathlib import Path
 
 from schemas.calibration import CalibrationModel, TrainingOutcome
 from workers.connections import redis_client
-from workers.evaluate.calibration import (
+from workers.evaluate.escalation.calibration import (
     brier,
     catch_rate,
     ece,

@@ -17,7 +17,7 @@ from schemas.decisions import Decision, EscalationReason, Suppression
 from schemas.human import HumanDecision, HumanReason, HumanVerdict
 from schemas.quality import Dimension, ScoreStatus
 from schemas.result import ReviewError, ReviewResult
-from workers.evaluate.human import reasons_for_human
+from workers.evaluate.verdict.human import reasons_for_human
 
 _DECISION_STYLE = {"accept": "green", "iterate": "yellow", "escalate_human": "red"}
 _SUPPRESSED = {

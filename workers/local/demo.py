@@ -15,7 +15,7 @@ from schemas.topology import DagShape
 from workers.client import ReviewClient
 from workers.connections import redis_client
 from workers.errors import FleetError
-from workers.evaluate.human import needs_human
+from workers.evaluate.verdict.human import needs_human
 from workers.local.demo_keys import DEMO_TTL_S, demo_env, demo_settings
 from workers.local.demo_report import in_dag_order, print_report
 from workers.local.launcher import LocalFleet

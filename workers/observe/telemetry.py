@@ -1,6 +1,6 @@
 """OpenTelemetry for the fleet: provider setup per process, and the spans a review makes.
 
-Why it looks like this (DESIGN.md, "What the stack really promises"):
+Why it looks like this (docs/architecture.md, "What the stack promises"):
 
 - The SDK's batch processors run a thread, which does not survive ``fork``. So a worker
   sets up after the fork (``worker_process_init``) under prefork, or in ``worker_init``

@@ -3,7 +3,7 @@
 A node's downstream is every transitive consumer, at its shortest distance in hops (the
 likeliest way a bad output reaches it), with its planned cost and whether it lies on
 the critical path. The escalation formula discounts each by the cascade probability
-once per hop (``workers.evaluate.escalation.cascade_waste``) and caps the sum at 5x the
+once per hop (``workers.evaluate.escalation.formula.cascade_waste``) and caps the sum at 5x the
 node's own cost, as for a list the runtime sends.
 """
 
@@ -12,7 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from schemas.request import DownstreamNode, ReviewRequest
-from workers.evaluate.escalation import WASTE_CAP_MULTIPLE
+from workers.evaluate.escalation.formula import WASTE_CAP_MULTIPLE
 from workers.topology.graph import Topology
 
 

@@ -14,7 +14,7 @@ from schemas.decisions import Decision
 from schemas.human import HumanDecision, HumanVerdict
 from schemas.progress import DagProgress, DagTotals, NodeProgress, NodeState
 from schemas.result import ReviewError, ReviewResult
-from workers.evaluate.human import needs_human
+from workers.evaluate.verdict.human import needs_human
 from workers.topology.graph import Topology
 
 #: What a results stream entry carries.

@@ -6,7 +6,7 @@ from schemas.hops import ReviewIdentity
 from schemas.request import ReviewRequest
 from workers.errors import InvalidRequest
 from workers.evaluate import run_stage1
-from workers.evaluate.calibration import with_historical_reliability
+from workers.evaluate.escalation.calibration import with_historical_reliability
 from workers.fleet.deps import Deps
 from workers.fleet.guard import Delivery, Job, guarded
 from workers.fleet.outcome import Hop, Outcome

@@ -1,0 +1,1 @@
+"""The Ceiling (Stage 2): a model judge scores what the deterministic layers cannot."""

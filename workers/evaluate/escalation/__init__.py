@@ -1,0 +1,1 @@
+"""The router's decision: P(fail) from the evidence, against what Stage 2 costs."""

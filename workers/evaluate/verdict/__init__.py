@@ -1,0 +1,1 @@
+"""The last step: confidence, iteration, convergence, the human gate and the decision."""

@@ -1,0 +1,1 @@
+"""The Wall: substance, internal consistency and grounding, decided by deterministic checks."""
