@@ -20,6 +20,9 @@ from tests.infrastructure import leased_database
 from tests.processes import mark_this_run, settled_leftovers, stop
 from tests.redis_leases import LEASES
 
+#: Fixtures shared by the model-judge tests (server, toolless, captured).
+pytest_plugins = ["tests.model_servers"]
+
 settings.register_profile("ci", derandomize=True, print_blob=True)
 if os.environ.get("CI"):
     settings.load_profile("ci")

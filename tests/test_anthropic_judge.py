@@ -25,7 +25,7 @@ from workers.judges.base import Judge
 from workers.judges.factory import build_judge
 from workers.judges.retry import RetryPolicy
 from workers.settings import JudgeBackend, Settings
-from workers.testing.messages_api.server import Reply, ServerHandle, running_server
+from workers.testing.messages_api.server import Reply, ServerHandle
 from workers.testing.scripted_judge import ScriptedJudge, ScriptExhaustedError
 
 FAST = RetryPolicy(max_attempts=3, budget_s=5, base_delay_s=0.01, max_delay_s=0.02)
@@ -66,12 +66,6 @@ def user_text(body: dict[str, Any]) -> str:
     content = body["messages"][0]["content"]
     assert isinstance(content, str)
     return content
-
-
-@pytest.fixture
-def server() -> Iterator[ServerHandle]:
-    with running_server() as handle:
-        yield handle
 
 
 @pytest.fixture

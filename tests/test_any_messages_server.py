@@ -7,7 +7,6 @@ Every test drives the real ``anthropic`` SDK over HTTP against the local double.
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
 from typing import Any
 
 import pytest
@@ -31,11 +30,10 @@ from workers.judges.cache import CachedJudge
 from workers.judges.ceiling import model_ceiling_judge
 from workers.judges.retry import RetryPolicy
 from workers.judges.wall import stage1_judge
-from workers.observe import telemetry
 from workers.observe.traced_judge import TracedJudge
 from workers.review import review
 from workers.settings import Settings, load_settings
-from workers.testing.messages_api.server import Reply, ServerHandle, running_server
+from workers.testing.messages_api.server import Reply, ServerHandle
 
 FAST = RetryPolicy(max_attempts=2, budget_s=5, base_delay_s=0.01, max_delay_s=0.02)
 DIMS = (Dimension.CORRECTNESS, Dimension.CLARITY)
@@ -104,19 +102,6 @@ def request(**changes: Any) -> ReviewRequest:
     }
     body.update(changes)
     return request_from_obj(body, max_request_bytes=100_000, max_output_chars=50_000)
-
-
-@pytest.fixture
-def server() -> Iterator[ServerHandle]:
-    with running_server() as handle:
-        yield handle
-
-
-@pytest.fixture
-def toolless() -> Iterator[ServerHandle]:
-    """A server that ignores tools and tool_choice: every verdict comes back as text."""
-    with running_server(tool_use=False) as handle:
-        yield handle
 
 
 # --- a server replying without tool calls ----------------------------------------------------
@@ -385,20 +370,6 @@ def test_the_cache_keeps_hosted_keys_and_separates_other_endpoints() -> None:
 
 
 # --- parse and repair on the judge's span ------------------------------------------------------
-
-
-@pytest.fixture
-def captured() -> Iterator[tuple[InMemorySpanExporter, InMemoryMetricReader]]:
-    spans, reader = InMemorySpanExporter(), InMemoryMetricReader()
-    telemetry.setup(
-        Settings(redis_url="redis://127.0.0.1:1/0"),
-        span_exporter=spans,
-        metric_reader=reader,
-        install_global=False,
-        instrument_celery=False,
-    )
-    yield spans, reader
-    telemetry.shutdown()
 
 
 def test_parse_and_repair_outcomes_are_on_the_judge_spans(

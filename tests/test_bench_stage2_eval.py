@@ -11,7 +11,6 @@ import json
 import os
 import subprocess
 import sys
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -19,17 +18,11 @@ import pytest
 from bench.public.heldout import Half, half_of
 from bench.public.sources import load
 from bench.stage2_eval import BUILTIN_NOTE, main, sample_test_half
-from workers.testing.messages_api.server import Reply, ServerHandle, running_server
+from workers.testing.messages_api.server import Reply, ServerHandle
 
 ROOT = Path(__file__).resolve().parent.parent
 SOURCES = ("humaneval", "halueval-qa")
 VERDICTS = ("stage1", "stage2", "together", "every")
-
-
-@pytest.fixture
-def server() -> Iterator[ServerHandle]:
-    with running_server() as handle:
-        yield handle
 
 
 def run_command(*args: str, api_key: str) -> subprocess.CompletedProcess[str]:

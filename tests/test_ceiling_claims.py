@@ -8,7 +8,6 @@ reply carries no claims at all. Every test drives the real ``anthropic`` SDK ove
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from typing import Any
 
 import pytest
@@ -27,7 +26,7 @@ from workers.judges.asking import CLAIMS_KEY
 from workers.judges.retry import RetryPolicy
 from workers.review import review
 from workers.settings import Settings
-from workers.testing.messages_api.server import Reply, ServerHandle, running_server
+from workers.testing.messages_api.server import Reply, ServerHandle
 
 FAST = RetryPolicy(max_attempts=2, budget_s=5, base_delay_s=0.01, max_delay_s=0.02)
 SOURCE = (
@@ -75,18 +74,6 @@ def review_with(server: ServerHandle, *replies: Reply, **changes: Any) -> Review
     server.script(*replies)
     with AnthropicJudge(settings_for(server), FAST) as judge:
         return review(request(**changes), judge, stage2_price=PRICE)
-
-
-@pytest.fixture
-def server() -> Iterator[ServerHandle]:
-    with running_server() as handle:
-        yield handle
-
-
-@pytest.fixture
-def toolless() -> Iterator[ServerHandle]:
-    with running_server(tool_use=False) as handle:
-        yield handle
 
 
 def test_stage1_suspects_the_names_the_claims_are_about() -> None:

@@ -29,7 +29,6 @@ from workers.errors import JudgeOutputError
 from workers.intake import request_from_obj
 from workers.judges.anthropic_judge import AnthropicJudge
 from workers.judges.factory import build_judge
-from workers.observe import telemetry
 from workers.observe.traced_judge import TracedJudge
 from workers.review import review
 from workers.settings import Settings
@@ -68,20 +67,6 @@ def settings_for(base_url: str, tool_use: ToolUse) -> Settings:
 def base_url() -> Iterator[str]:
     with running_llama_server(local_model()) as url:
         yield url
-
-
-@pytest.fixture
-def captured() -> Iterator[tuple[InMemorySpanExporter, InMemoryMetricReader]]:
-    spans, reader = InMemorySpanExporter(), InMemoryMetricReader()
-    telemetry.setup(
-        Settings(redis_url="redis://127.0.0.1:1/0"),
-        span_exporter=spans,
-        metric_reader=reader,
-        install_global=False,
-        instrument_celery=False,
-    )
-    yield spans, reader
-    telemetry.shutdown()
 
 
 @pytest.mark.parametrize("tool_use", list(ToolUse))

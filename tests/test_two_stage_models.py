@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
 from typing import Any
 
 import pytest
@@ -21,7 +20,7 @@ from workers.judges.retry import RetryPolicy
 from workers.judges.wall import model_wall_judge, stage1_judge
 from workers.review import review
 from workers.settings import Settings
-from workers.testing.messages_api.server import Reply, ServerHandle, running_server
+from workers.testing.messages_api.server import Reply, ServerHandle
 from workers.testing.scripted_judge import ScriptedJudge
 
 FAST = RetryPolicy(max_attempts=2, budget_s=5, base_delay_s=0.01, max_delay_s=0.02)
@@ -42,12 +41,6 @@ def request(**changes: Any) -> ReviewRequest:
     }
     body.update(changes)
     return request_from_obj(body, max_request_bytes=100_000, max_output_chars=50_000)
-
-
-@pytest.fixture
-def server() -> Iterator[ServerHandle]:
-    with running_server() as handle:
-        yield handle
 
 
 @pytest.fixture
