@@ -37,8 +37,8 @@ from bench.bare_app import TASK, bare_command, client_app
 from bench.handrolled_app import handrolled_command
 from workers.client import ReviewClient
 from workers.fleet.queues import Queue
-from workers.local.commands import IO_POOL, concurrency_for, model_judge_in, pool_for
 from workers.local.launcher import DEFAULT_CONCURRENCY
+from workers.local.worker_commands import IO_POOL, concurrency_for, model_judge_in, pool_for
 from workers.settings import Settings
 
 WARMUP = 50

@@ -61,7 +61,7 @@ def test_collaborators_are_built_once_however_many_tasks_ask_at_once(
     import threading
     import time
 
-    from workers.fleet import tasks
+    from workers.fleet import worker_deps
 
     built: list[Settings] = []
 
@@ -70,10 +70,12 @@ def test_collaborators_are_built_once_however_many_tasks_ask_at_once(
         time.sleep(0.05)  # long enough for every other caller to arrive meanwhile
         return object()
 
-    monkeypatch.setattr(tasks, "build_deps", slow_build)
+    monkeypatch.setattr(worker_deps, "build_deps", slow_build)
     app = create_app(Settings(redis_url="redis://127.0.0.1:6379/15"))
     got: list[object] = []
-    callers = [threading.Thread(target=lambda: got.append(tasks.deps_of(app))) for _ in range(8)]
+    callers = [
+        threading.Thread(target=lambda: got.append(worker_deps.deps_of(app))) for _ in range(8)
+    ]
     try:
         for caller in callers:
             caller.start()
@@ -82,4 +84,4 @@ def test_collaborators_are_built_once_however_many_tasks_ask_at_once(
         assert len(built) == 1
         assert len(got) == 8 and all(g is got[0] for g in got)
     finally:
-        tasks._deps.pop(id(app), None)
+        worker_deps._deps.pop(id(app), None)

@@ -15,11 +15,11 @@ from schemas.human import LabelledOutcome, OutcomeSource, StageOneView
 from schemas.result import Decision
 from tests.infrastructure import scratch_redis
 from workers.evaluate.escalation.calibration import brier
-from workers.human.outcomes import OutcomeStore
 from workers.keys import Keys
 from workers.learning.refit import refit, training_outcomes
 from workers.learning.report import describe, holdout_scores, plot_reliability
-from workers.learning.store import CalibrationStore
+from workers.records.calibration import CalibrationStore
+from workers.records.outcomes import OutcomeStore
 
 
 @pytest.fixture
@@ -41,7 +41,7 @@ def keys(scratch: tuple[redis.Redis, str]) -> Keys:
 def test_a_missing_model_is_the_prior_with_a_warning(
     client: redis.Redis, keys: Keys, caplog: pytest.LogCaptureFixture
 ) -> None:
-    with caplog.at_level(logging.WARNING, logger="workers.learning.store"):
+    with caplog.at_level(logging.WARNING, logger="workers.records.calibration"):
         assert CalibrationStore(client, keys, refresh_s=0.0).current() is None
     assert "no calibration model" in caplog.text
 
@@ -51,7 +51,7 @@ def test_a_corrupted_model_is_the_prior_with_a_warning(
     client: redis.Redis, keys: Keys, caplog: pytest.LogCaptureFixture, body: bytes
 ) -> None:
     client.set(keys.calibration_model, body)
-    with caplog.at_level(logging.WARNING, logger="workers.learning.store"):
+    with caplog.at_level(logging.WARNING, logger="workers.records.calibration"):
         assert CalibrationStore(client, keys, refresh_s=0.0).current() is None
     assert "corrupted" in caplog.text
 
@@ -60,7 +60,7 @@ def test_an_unreachable_redis_is_the_prior_with_a_warning(
     caplog: pytest.LogCaptureFixture,
 ) -> None:
     dead = redis.Redis.from_url("redis://127.0.0.1:1/0", socket_connect_timeout=0.2)
-    with caplog.at_level(logging.WARNING, logger="workers.learning.store"):
+    with caplog.at_level(logging.WARNING, logger="workers.records.calibration"):
         assert CalibrationStore(dead, Keys("x"), refresh_s=0.0).current() is None
     assert "unreadable" in caplog.text
 

@@ -15,8 +15,8 @@ from schemas.request import BreakerState, SkillStage
 from schemas.result import Decision
 from tests.infrastructure import scratch_redis
 from tests.test_cli_operator import NOTHING_LISTENS, _run
-from workers.human.outcomes import OutcomeStore
 from workers.keys import Keys
+from workers.records.outcomes import OutcomeStore
 
 
 @pytest.fixture

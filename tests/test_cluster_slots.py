@@ -21,12 +21,12 @@ from schemas.decisions import Decision
 from schemas.human import AttemptRecord, LabelledOutcome, OutcomeSource, StageOneView
 from schemas.quality import Dimension
 from schemas.request import BreakerState, SkillStage
-from workers.human.attempts import AttemptStore
-from workers.human.outcomes import OutcomeStore
 from workers.human.queue import ReviewQueue
 from workers.human.verdicts import _RECORD_ONCE
 from workers.judges.ratelimit import _TAKE_TOKEN
 from workers.keys import UNROUTABLE_DAG, Keys, hash_tagged
+from workers.records.attempts import AttemptStore
+from workers.records.outcomes import OutcomeStore
 from workers.results import booking, dags, ledger
 from workers.results.ledger import CostLedger
 from workers.results.stream import EntryKind, ResultStream

@@ -710,7 +710,7 @@ def test_each_worker_has_exactly_one_autoscaler(rendered: tuple[Path, list[Doc]]
 def test_worker_commands_match_the_procfile(rendered: tuple[Path, list[Doc]]) -> None:
     """The Procfile's lines; with a model judge, Stage 1 and 2 on the launcher's I/O pool."""
     from workers.fleet.queues import Queue
-    from workers.local.commands import concurrency_for, model_judge_in, pool_for
+    from workers.local.worker_commands import concurrency_for, model_judge_in, pool_for
 
     path, docs = rendered
     expected = procfile()

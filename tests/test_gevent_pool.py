@@ -14,7 +14,7 @@ import textwrap
 from pathlib import Path
 
 from workers.fleet.queues import Queue
-from workers.local.commands import (
+from workers.local.worker_commands import (
     IO_CONCURRENCY,
     IO_POOL,
     concurrency_for,

@@ -31,8 +31,11 @@ ALLOWED: dict[str, frozenset[str]] = {
     "topology": frozenset({"errors", "evaluate", "intake"}),
     "results": frozenset({"errors", "keys", "topology"}),
     "observe": frozenset({"errors", "judges", "settings"}),
-    "human": frozenset({"connections", "errors", "evaluate", "keys", "results", "settings"}),
-    "learning": frozenset({"connections", "evaluate", "human", "keys", "settings"}),
+    "records": frozenset({"evaluate", "keys", "results"}),
+    "human": frozenset(
+        {"connections", "errors", "evaluate", "keys", "records", "results", "settings"}
+    ),
+    "learning": frozenset({"connections", "evaluate", "records", "settings"}),
     "review": frozenset({"evaluate", "judges", "settings"}),
     "fleet": frozenset(
         {
@@ -46,6 +49,7 @@ ALLOWED: dict[str, frozenset[str]] = {
             "keys",
             "learning",
             "observe",
+            "records",
             "redis_urls",
             "results",
             "settings",

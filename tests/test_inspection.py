@@ -11,8 +11,14 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from workers.fleet.inspection import Accepted, Refused, Rules, inspect_message, unacked_record
 from workers.fleet.queues import TaskName
+from workers.fleet.transport.inspection import (
+    Accepted,
+    Refused,
+    Rules,
+    inspect_message,
+    unacked_record,
+)
 from workers.testing.raw_messages import (
     REPAIRED_HEADERS,
     Expect,

@@ -6,7 +6,7 @@ import pytest
 
 from workers.connections import BlockingSentinelPool, redis_client
 from workers.fleet.app import celery_config
-from workers.fleet.sentinel import SENTINEL_TRANSPORT
+from workers.fleet.transport.sentinel import SENTINEL_TRANSPORT
 from workers.redis_urls import ClusterUrl, SentinelUrl, parse_cluster_url, parse_sentinel_url
 from workers.settings import Settings
 

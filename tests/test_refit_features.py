@@ -19,9 +19,9 @@ from workers.evaluate.escalation.calibration import (
     prior_under,
     seed_prior,
 )
-from workers.human.attempts import stage_one_view
 from workers.intake import decode_request
 from workers.learning.refit import training_outcomes
+from workers.records.attempts import stage_one_view
 from workers.review import Reviewer
 from workers.settings import Settings
 

@@ -4,7 +4,7 @@ With a ``sentinel://`` URL every state connection (results, ledger, limiter, cac
 gate, calibration) goes to the primary the Sentinels name, through redis-py's
 ``Sentinel.master_for``: after a failover a connection asks them again, and one still open
 to a demoted primary is closed on its first ``READONLY`` reply. The broker's are kombu's
-(``workers/fleet/transport.py``).
+(``workers/fleet/transport/redis_transport.py``).
 
 State may live apart from the broker (``WINDAGS_STATE_REDIS_URL``), on a Redis Cluster
 (``cluster://``): ``redis_client`` is then redis-py's ``RedisCluster``, which routes each

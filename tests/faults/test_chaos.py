@@ -36,8 +36,8 @@ from tests.faults.support import record
 from tests.infrastructure import FAST_RECOVERY_LIMITS, require_redis_server, wait_until
 from workers.client import ReviewClient
 from workers.errors import BrokerUnavailableError
-from workers.fleet.quarantine import QuarantineStream
 from workers.fleet.queues import Queue, TaskName
+from workers.fleet.transport.quarantine import QuarantineStream
 from workers.local.launcher import LocalFleet
 from workers.local.redis_server import PrivateRedis
 from workers.local.supervisor import Restart

@@ -1,7 +1,7 @@
 """A kombu consumer that SIGKILLs itself the moment a message reaches Python.
 
 ``python -m tests.integration.dying_consumer URL QUEUE TRANSPORT OPTIONS_JSON``: with
-``TRANSPORT`` ``ours`` (``workers.fleet.transport``) or ``kombu`` (kombu's own Redis
+``TRANSPORT`` ``ours`` (``workers.fleet.transport.redis_transport``) or ``kombu`` (kombu's own Redis
 transport). The kill lands after Redis handed the message over and before kombu's
 consumer code runs: the instant a worker killed mid-delivery lives through.
 """
@@ -18,14 +18,14 @@ from kombu.connection import Connection
 from kombu.entity import Queue as KombuQueue
 from kombu.transport import redis as kombu_redis
 
-from workers.fleet import transport
+from workers.fleet.transport import redis_transport
 
 
 def _die(self: Any, message: Any, queue: str) -> None:
     os.kill(os.getpid(), signal.SIGKILL)
 
 
-class OurDyingTransport(transport.Transport):
+class OurDyingTransport(redis_transport.Transport):
     """Our transport, dying at delivery."""
 
     _deliver = _die

@@ -16,7 +16,7 @@ from typing import Any
 
 from kombu.connection import Connection
 
-from workers.fleet import qos, transport
+from workers.fleet.transport import qos, redis_transport
 
 
 class DyingQoS(qos.QoS):
@@ -34,13 +34,13 @@ class DyingQoS(qos.QoS):
         os.kill(os.getpid(), signal.SIGKILL)
 
 
-class DyingChannel(transport.Channel):
+class DyingChannel(redis_transport.Channel):
     """Our channel with that QoS."""
 
     QoS = DyingQoS
 
 
-class DyingTransport(transport.Transport):
+class DyingTransport(redis_transport.Transport):
     """Our transport with that channel."""
 
     Channel = DyingChannel

@@ -22,7 +22,7 @@ import redis
 from kombu.connection import Connection
 from kombu.entity import Queue as KombuQueue
 
-from workers.fleet.transport import TAKE_MAX, Transport
+from workers.fleet.transport.redis_transport import TAKE_MAX, Transport
 
 pytestmark = pytest.mark.integration
 
@@ -34,9 +34,9 @@ DYING = textwrap.dedent(
     import json, os, signal, sys
     from kombu.connection import Connection
     from kombu.entity import Queue
-    from workers.fleet import transport
+    from workers.fleet.transport import redis_transport
 
-    class Dying(transport.Transport):
+    class Dying(redis_transport.Transport):
         def _deliver(self, message, queue):
             os.kill(os.getpid(), signal.SIGKILL)
 

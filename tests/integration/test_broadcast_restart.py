@@ -1,4 +1,4 @@
-"""Remote control's broadcast connection across a Redis restart (``workers/fleet/broadcast.py``).
+"""Remote control's broadcast connection across a Redis restart (``transport/broadcast.py``).
 
 A gevent worker's remote control (Celery's green pidbox) drains broadcasts in a loop of its
 own, and its consumer waits for that loop to stop before it reconnects. When the loop read

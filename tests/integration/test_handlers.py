@@ -21,7 +21,7 @@ from tests.verdicts import paid_verdict
 from workers.errors import JudgeRetryableError
 from workers.fleet.deps import Deps, build_deps
 from workers.fleet.handlers import handle_router, handle_stage1, handle_stage2
-from workers.fleet.outcome import Hop, RetryLater
+from workers.fleet.next_hop import Hop, RetryLater
 from workers.fleet.queues import TaskName
 from workers.results.stream import read_all
 from workers.settings import Settings

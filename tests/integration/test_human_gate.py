@@ -29,7 +29,7 @@ from schemas.result import ReviewResult
 from tests.integration.support import sample
 from workers.fleet.deps import Deps, build_deps
 from workers.fleet.handlers import handle_router, handle_stage1, handle_stage2
-from workers.fleet.outcome import Hop
+from workers.fleet.next_hop import Hop
 from workers.human import ClaimStatus, RecordStatus
 from workers.results.stream import read_all_kinds
 from workers.settings import Settings

@@ -19,9 +19,9 @@ from kombu.connection import Connection
 from kombu.entity import Queue as KombuQueue
 
 from workers.fleet.app import celery_config
-from workers.fleet.quarantine import QuarantineStream
 from workers.fleet.queues import Queue
-from workers.fleet.transport import Transport
+from workers.fleet.transport.quarantine import QuarantineStream
+from workers.fleet.transport.redis_transport import Transport
 from workers.keys import Keys
 from workers.settings import Settings
 

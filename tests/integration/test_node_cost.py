@@ -27,8 +27,8 @@ from tests.integration.support import sample
 from workers.fleet.deps import Deps, build_deps
 from workers.fleet.guard import Delivery
 from workers.fleet.handlers import handle_router, handle_stage1
-from workers.fleet.outcome import Hop, RetryLater
-from workers.fleet.transport import Transport
+from workers.fleet.next_hop import Hop, RetryLater
+from workers.fleet.transport.redis_transport import Transport
 from workers.results.ledger import CostLedger
 from workers.results.stream import read_all
 from workers.settings import Settings

@@ -20,7 +20,7 @@ from tests.integration.test_handlers import scratch_deps, through_stage1
 from workers.evaluate.escalation.calibration import RELIABILITY_MIN_GRADED
 from workers.fleet.deps import Deps
 from workers.learning.refit import evaluator_records
-from workers.learning.store import CalibrationStore
+from workers.records.calibration import CalibrationStore
 
 pytestmark = pytest.mark.integration
 

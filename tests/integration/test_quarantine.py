@@ -18,8 +18,8 @@ import redis
 
 from bench import common
 from tests.infrastructure import SHORT_LIMITS, require_redis_server, wait_until
-from workers.fleet.quarantine import QuarantineStream
 from workers.fleet.queues import Queue, TaskName
+from workers.fleet.transport.quarantine import QuarantineStream
 from workers.local.launcher import LocalFleet
 from workers.local.redis_server import PrivateRedis
 from workers.results.stream import read_all
@@ -173,8 +173,8 @@ def test_a_message_celery_refuses_after_delivery_is_still_quarantined() -> None:
     """The fallback behind the channel's checks (Celery's task_unknown/task_rejected)."""
     from kombu import connection as kombu_connection
 
-    from workers.fleet.quarantine import quarantine_refused
-    from workers.fleet.transport import Transport
+    from workers.fleet.transport.quarantine import quarantine_refused
+    from workers.fleet.transport.redis_transport import Transport
 
     require_redis_server()
     connect: Callable[..., Any] = kombu_connection.Connection  # untyped

@@ -33,11 +33,11 @@ from tests.test_cli_calibration import _label
 from workers.fleet.deps import Deps
 from workers.fleet.lifeline import LAUNCHER_PID_ENV
 from workers.fleet.queues import Queue
-from workers.human.outcomes import OutcomeStore
 from workers.keys import Keys
 from workers.learning.refit import refit
-from workers.learning.store import CalibrationStore
 from workers.local.launcher import LocalFleet
+from workers.records.calibration import CalibrationStore
+from workers.records.outcomes import OutcomeStore
 from workers.settings import Settings
 from workers.testing.scripted_judge import ScriptedJudge
 
@@ -222,7 +222,7 @@ def test_a_missing_or_corrupt_model_routes_on_the_prior_with_a_warning(
 ) -> None:
     if stored is not None:
         deps.redis.set(deps.keys.calibration_model, stored)
-    with caplog.at_level(logging.WARNING, logger="workers.learning.store"):
+    with caplog.at_level(logging.WARNING, logger="workers.records.calibration"):
         result = _routed(deps, f"prior-{uuid.uuid4().hex[:6]}")
     assert warning in caplog.text
     escalation = result.escalation

@@ -18,8 +18,8 @@ from tests.integration.support import sample
 from tests.integration.test_handlers import results, run_router, scratch_deps, through_stage1
 from workers.evaluate.escalation.calibration import fit
 from workers.fleet.deps import Deps
-from workers.learning.store import CalibrationStore
 from workers.observe import spans, telemetry
+from workers.records.calibration import CalibrationStore
 
 pytestmark = pytest.mark.integration
 

@@ -21,7 +21,7 @@ from kombu.entity import Queue as KombuQueue
 
 from tests.infrastructure import wait_until
 from workers.fleet.app import celery_config
-from workers.fleet.transport import Transport
+from workers.fleet.transport.redis_transport import Transport
 from workers.settings import Settings
 
 pytestmark = pytest.mark.integration

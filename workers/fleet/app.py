@@ -21,7 +21,7 @@ Why each reliability setting (docs/architecture.md, "What the stack promises"):
   killed Stage 1 had reserved: lost, with a mutex planted as such a sweeper leaves it).
   Two sweeps at once are harmless: each restore is a transaction that finds the record
   gone the second time.
-- delivery: ``workers/fleet/transport.py`` pops a message and records it as unacked in one
+- delivery: ``transport/redis_transport.py`` pops a message and records it as unacked in one
   Lua script, so a worker killed as Redis hands it a message loses nothing (kombu's
   BRPOP-then-write leaves a window where the message is nowhere).
 - prefetch of 1: a slow Stage 2 call holds no other message hostage (prefetched
@@ -35,10 +35,10 @@ Why each reliability setting (docs/architecture.md, "What the stack promises"):
 - bounded waits: every broker connection has socket connect and read timeouts
   (``Settings.redis_socket_timeout_s``, ``redis_connect_timeout_s``): a Redis that accepts
   connections but never answers fails a call instead of hanging it.
-- the channel quarantines what it cannot deliver (``workers/fleet/transport.py``): it
+- the channel quarantines what it cannot deliver (``transport/redis_transport.py``): it
   accepts only our task names, and messages up to ``message_limit``.
 - ``sentinel://`` URLs: the same channel on kombu's Sentinel pools
-  (``workers/fleet/sentinel.py``): after a failover a worker reconnects to the promoted
+  (``workers/fleet/transport/sentinel.py``): after a failover a worker reconnects to the promoted
   replica as after a Redis restart, and what it held comes back as after a kill.
 """
 
@@ -52,8 +52,8 @@ from celery import Celery, Task
 from celery.exceptions import Reject, SoftTimeLimitExceeded
 
 from workers.fleet.queues import TASK_ROUTES, Queue, TaskName
-from workers.fleet.sentinel import SENTINEL_TRANSPORT
-from workers.fleet.transport import TRANSPORT
+from workers.fleet.transport.redis_transport import TRANSPORT
+from workers.fleet.transport.sentinel import SENTINEL_TRANSPORT
 from workers.redis_urls import is_sentinel
 from workers.settings import Settings
 
@@ -142,7 +142,7 @@ def celery_config(settings: Settings) -> dict[str, Any]:
         # An eta further ahead would wait past the visibility timeout and be redelivered.
         "max_eta_s": settings.visibility_timeout_s / 2,
         # One key per queue: reviews have no priorities, and the delivery that a kill
-        # cannot lose (workers/fleet/transport.py) waits on exactly one key.
+        # cannot lose (transport/redis_transport.py) waits on exactly one key.
         "priority_steps": [0],
     }
     config: dict[str, Any] = {
@@ -187,7 +187,7 @@ def celery_config(settings: Settings) -> dict[str, Any]:
         },
     }
     if settings.redis_url.startswith("redis://"):
-        # The same transport without a client object per command (workers/fleet/transport.py).
+        # The same transport without a client object per command (transport/redis_transport.py).
         config["broker_transport"] = TRANSPORT
     elif is_sentinel(settings.redis_url):
         # The primary the Sentinels name, and after a failover the replica they promote.
@@ -230,7 +230,9 @@ def create_app(settings: Settings) -> Celery:
     Tasks are named through ``include``: a worker imports ``workers.fleet.tasks`` at boot,
     a client that only sends tasks never does.
     """
-    celery = Celery("windags", include=["workers.fleet.tasks"], task_cls=ReviewTask)
+    celery = Celery(
+        "windags", include=["workers.fleet.tasks", "workers.fleet.signals"], task_cls=ReviewTask
+    )
     celery.conf.update(celery_config(settings))
     celery.conf.windags_settings = settings
     return celery

@@ -25,6 +25,7 @@ from workers.judges.ratelimit import RateLimitedJudge
 from workers.judges.wall import model_wall_judge
 from workers.keys import Keys
 from workers.observe.traced_judge import TracedJudge
+from workers.records.calibration import CalibrationStore
 from workers.results.dags import DagRegistry
 from workers.results.ledger import CostLedger
 from workers.results.stream import ResultStream
@@ -45,6 +46,8 @@ class Deps:
     """The human gate: review queue, attempt records, labelled outcomes."""
     dags: DagRegistry
     """Registered DAG shapes: Stage 1 derives a request's missing downstream from them."""
+    calibration: CalibrationStore
+    """The learned router's model, cached for the process; None from it means the prior."""
     wall_judge: WallJudge | None = None
     """Stage 1's model judge; None for the built-in judge, whose Wall is the heuristics."""
 
@@ -77,6 +80,9 @@ def build_deps(settings: Settings, *, judge: Judge | None = None) -> Deps:
         tries=TryCounter(client, settings.keys, ttl_s=settings.visibility_timeout_s * 4),
         gate=build_gate(client, settings),
         dags=DagRegistry(client, settings.keys, ttl_s=settings.stream_retention_s),
+        calibration=CalibrationStore(
+            client, settings.keys, refresh_s=settings.calibration_refresh_s
+        ),
         wall_judge=None if isinstance(base, BuiltinJudge) else model_wall_judge(served),
     )
 

@@ -23,7 +23,7 @@ from pydantic import ValidationError
 
 from schemas.hops import ReviewIdentity
 from workers.fleet.deps import Deps
-from workers.fleet.outcome import CLAIM_WAIT, Outcome, RetryLater
+from workers.fleet.next_hop import CLAIM_WAIT, Outcome, RetryLater
 from workers.fleet.queues import Queue
 from workers.fleet.refusals import as_text, dead_letter
 from workers.fleet.tries import TryCount, digest

@@ -17,11 +17,11 @@ from schemas.request import ReviewRequest
 from schemas.result import ReviewResult
 from workers.evaluate.escalation.calibration import peer_evaluator
 from workers.evaluate.verdict.human import needs_human, reasons_for_human
-from workers.human.attempts import AttemptStore, attempt_record, with_fleet_history
-from workers.human.marks import BookkeepingMarks
-from workers.human.outcomes import OutcomeStore, labelled, stage2_label, utc_now
 from workers.human.queue import ReviewQueue
 from workers.human.verdicts import VerdictDesk
+from workers.records.attempts import AttemptStore, attempt_record, with_fleet_history
+from workers.records.marks import BookkeepingMarks
+from workers.records.outcomes import OutcomeStore, labelled, stage2_label, utc_now
 from workers.results.booking import Booking
 from workers.settings import Settings
 

@@ -28,10 +28,10 @@ from schemas.human import (
 )
 from workers.errors import EvaluatorError, PublishError
 from workers.evaluate.verdict.human import decide_with_human
-from workers.human.attempts import AttemptStore, stage_one_view
-from workers.human.outcomes import OutcomeStore, labelled, utc_now
 from workers.human.queue import ReviewQueue
 from workers.keys import Keys
+from workers.records.attempts import AttemptStore, stage_one_view
+from workers.records.outcomes import OutcomeStore, labelled, utc_now
 from workers.results.stream import EntryKind
 
 # KEYS: stream, decided, claim, item (one DAG's slot). ARGV: retention ms, decided ttl s,

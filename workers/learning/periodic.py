@@ -16,9 +16,9 @@ import logging
 import redis
 
 from schemas.calibration import CalibrationModel
-from workers.human.outcomes import OutcomeStore
 from workers.learning.refit import refit
-from workers.learning.store import CalibrationStore
+from workers.records.calibration import CalibrationStore
+from workers.records.outcomes import OutcomeStore
 from workers.settings import Settings
 
 log = logging.getLogger(__name__)

@@ -13,8 +13,8 @@ from collections.abc import Iterable
 from schemas.calibration import CalibrationModel, EvaluatorRecord, Evidence, TrainingOutcome
 from schemas.human import LabelledOutcome, OutcomeSource
 from workers.evaluate.escalation.calibration import fit
-from workers.human.outcomes import OutcomeStore
-from workers.learning.store import CalibrationStore
+from workers.records.calibration import CalibrationStore
+from workers.records.outcomes import OutcomeStore
 
 #: A label below this is a failure (the Ceiling's pass bar).
 FAIL_BELOW = 0.8

@@ -25,9 +25,9 @@ from workers.evaluate.escalation.calibration import (
     reliability,
     skill_success,
 )
-from workers.human.outcomes import OutcomeStore
 from workers.learning.refit import refit, training_outcomes
-from workers.learning.store import CalibrationStore
+from workers.records.calibration import CalibrationStore
+from workers.records.outcomes import OutcomeStore
 from workers.settings import Settings, load_settings
 
 

@@ -25,7 +25,10 @@ from types import TracebackType
 from workers.errors import FleetError
 from workers.fleet.lifeline import LAUNCHER_PID_ENV
 from workers.fleet.queues import Queue
-from workers.local.commands import (
+from workers.local.redis_server import PrivateRedis, redis_answers
+from workers.local.shield import interrupts_deferred
+from workers.local.supervisor import BAD_SETTINGS_EXIT, Backoff, Restart, Supervisor
+from workers.local.worker_commands import (
     DEFAULT_CONCURRENCY,
     THREADS,
     concurrency_for,
@@ -33,9 +36,6 @@ from workers.local.commands import (
     pool_for,
     worker_command,
 )
-from workers.local.redis_server import PrivateRedis, redis_answers
-from workers.local.shield import interrupts_deferred
-from workers.local.supervisor import BAD_SETTINGS_EXIT, Backoff, Restart, Supervisor
 
 # Importers of the launcher find the command line here too.
 __all__ = ["DEFAULT_CONCURRENCY", "LocalFleet", "worker_command"]
@@ -52,7 +52,7 @@ class LocalFleet:
     #: Environment for one worker kind only, over ``extra_env`` (e.g. its metrics port).
     worker_env: dict[Queue, dict[str, str]] = field(default_factory=dict)
     #: Celery pool of every worker; None: gevent for the stages that call a model judge,
-    #: threads elsewhere (``workers/local/commands.py``).
+    #: threads elsewhere (``workers/local/worker_commands.py``).
     pool: str | None = None
     start_private_redis: bool = True
     workers: dict[Queue, subprocess.Popen[bytes]] = field(default_factory=dict)

@@ -15,7 +15,7 @@ from typing import Final
 
 #: Lua: write one attempt record in a node's hash (``HSETNX`` with ``keep == 'nx'``), renew
 #: the hash's expiry, and keep its newest ``kept`` attempts. Shared by the publish script
-#: and ``workers.human.attempts``, so both write records alike.
+#: and ``workers.records.attempts``, so both write records alike.
 RECORD_ATTEMPT_LUA: Final = """
 local function record_attempt(key, field, record, ttl, kept, keep)
   if keep == 'nx' then

@@ -5,7 +5,7 @@ from __future__ import annotations
 from workers.errors import InvalidRequest
 from workers.fleet.deps import Deps
 from workers.fleet.guard import Job, guarded
-from workers.fleet.outcome import Outcome
+from workers.fleet.next_hop import Outcome
 from workers.fleet.queues import Queue
 from workers.fleet.refusals import as_text, dead_letter, refuse
 from workers.fleet.tries import digest

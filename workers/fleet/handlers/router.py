@@ -7,10 +7,9 @@ from schemas.request import ReviewRequest
 from workers.evaluate import decide_escalation, finalize
 from workers.fleet.deps import Deps
 from workers.fleet.guard import Delivery, Job, guarded
-from workers.fleet.outcome import Hop, Outcome
+from workers.fleet.next_hop import Hop, Outcome
 from workers.fleet.publish import publish
 from workers.fleet.queues import Queue, TaskName
-from workers.learning.store import store_for
 from workers.observe import spans, tracecontext
 
 
@@ -30,14 +29,13 @@ def handle_router(
         request = ReviewRequest.model_validate_json(request_json)
         report = Stage1Report.model_validate_json(report_json)
         settings = deps.settings
-        # The learned calibration, cached per process; None (the seed's prior) if absent.
-        store = store_for(deps.redis, deps.keys, settings.calibration_refresh_s)
         escalation = decide_escalation(
             request,
             stage2_price=settings.price_of(settings.stage2_model),
             stage1=report.stage1,
             budget_left=deps.ledger.has_budget(request.dag_id, settings.dag_budget_usd),
-            calibration=store.current(),
+            # The learned calibration, cached per process; None (the seed's prior) if absent.
+            calibration=deps.calibration.current(),
             dag_version=report.dag_version,
         )
         spans.note_escalation(request, escalation)

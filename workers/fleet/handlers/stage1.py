@@ -9,12 +9,11 @@ from workers.evaluate import run_stage1
 from workers.evaluate.escalation.calibration import with_historical_reliability
 from workers.fleet.deps import Deps
 from workers.fleet.guard import Delivery, Job, guarded
-from workers.fleet.outcome import Hop, Outcome
+from workers.fleet.next_hop import Hop, Outcome
 from workers.fleet.queues import Queue, TaskName
 from workers.fleet.refusals import as_text, refuse
 from workers.fleet.tries import digest
 from workers.intake import decode_request, encode_request
-from workers.learning.store import store_for
 from workers.observe import spans
 from workers.topology import with_derived_downstream
 
@@ -39,8 +38,7 @@ def handle_stage1(
         if published:
             return None
         # The conflict rules read the peer's record from outcomes when none was sent.
-        store = store_for(deps.redis, deps.keys, deps.settings.calibration_refresh_s)
-        judged = with_historical_reliability(request, store.current())
+        judged = with_historical_reliability(request, deps.calibration.current())
         # A request without downstream gets it from its DAG's registered shape, if any.
         topology = None if judged.downstream else deps.dags.topology(judged.dag_id)
         judged, dag_version = with_derived_downstream(judged, topology)

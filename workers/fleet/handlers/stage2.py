@@ -7,10 +7,10 @@ from dataclasses import replace
 from schemas.hops import RoutedReview
 from schemas.request import ReviewRequest
 from workers.evaluate import finalize
-from workers.fleet.claims import cached_ceiling
 from workers.fleet.deps import Deps
 from workers.fleet.guard import Delivery, Job, guarded
-from workers.fleet.outcome import CLAIM_WAIT, Outcome
+from workers.fleet.judge_claim import cached_ceiling
+from workers.fleet.next_hop import CLAIM_WAIT, Outcome
 from workers.fleet.publish import publish
 from workers.fleet.queues import Queue
 from workers.observe import spans, tracecontext

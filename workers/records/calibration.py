@@ -1,5 +1,7 @@
 """The current calibration model in Redis, read by routers through a per-process cache.
 
+A worker builds one store at boot (``Deps.calibration``), so its cache outlives one task.
+
 A router never fits and never waits on a refit: it reads the stored model at most every
 ``calibration_refresh_s`` seconds and keeps the last one it read. A missing, corrupted or
 unreadable model means the seed's prior (None), with a logged warning, never a crash:
@@ -74,17 +76,3 @@ class CalibrationStore:
         with self._lock:
             self._cached = model
         return model
-
-
-_STORES: dict[tuple[int, str], CalibrationStore] = {}
-_STORES_LOCK = threading.Lock()
-
-
-def store_for(client: redis.Redis, keys: Keys, refresh_s: float) -> CalibrationStore:
-    """The process's store for ``client`` and ``keys``, so its cache outlives one task."""
-    key = (id(client), keys.prefix)
-    with _STORES_LOCK:
-        store = _STORES.get(key)
-        if store is None:
-            store = _STORES[key] = CalibrationStore(client, keys, refresh_s=refresh_s)
-        return store

@@ -1,4 +1,4 @@
-"""kombu's Redis QoS for ``workers/fleet/transport.py``: no second unacked write, safe restore.
+"""kombu's Redis QoS for ``redis_transport.py``: no second unacked write, safe restore.
 
 The take script already recorded each delivery in ``unacked``; kombu's QoS would write it
 again. A restore of a record kombu cannot read quarantines it instead of raising or
@@ -16,7 +16,7 @@ from kombu.utils.encoding import bytes_to_str
 from kombu.utils.objects import cached_property
 
 from workers.fleet import recovery
-from workers.fleet.inspection import Refused, unacked_record
+from workers.fleet.transport.inspection import Refused, unacked_record
 
 log = logging.getLogger("windags.transport")
 

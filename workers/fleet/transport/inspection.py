@@ -5,7 +5,7 @@ wrong shapes, pickle, a task this fleet does not have. kombu decodes the envelop
 the body inside its consumer loop, where an exception kills the worker; Celery drops
 what it cannot run with only a log line. So every message is read here first, the way
 kombu and Celery will read it, and refused with a reason when either would fail:
-the channel then quarantines it instead of delivering it (``workers/fleet/transport.py``).
+the channel then quarantines it instead of delivering it (``redis_transport.py``).
 
 Only JSON is ever deserialized: the content type is checked before the body is decoded,
 so pickle and every other type stay bytes. Two header faults on an otherwise valid task
@@ -25,7 +25,7 @@ from typing import Any
 from kombu import serialization
 from kombu.utils import json as kombu_json
 
-from workers.fleet.schedule import MAX_ETA_S, repair_times
+from workers.fleet.transport.eta import MAX_ETA_S, repair_times
 
 JSON = "application/json"
 #: kombu's and Celery's own readers (untyped), so that a check reads what they will read.

@@ -1,4 +1,4 @@
-"""The worker's collector settings after boot (``workers/fleet/heap.py``).
+"""The worker's collector settings after boot (``workers/fleet/gc_tuning.py``).
 
 Run in a child process: freezing the test runner's heap would outlive the test.
 """
@@ -11,11 +11,11 @@ import sys
 
 CHILD = """
 import gc, json
-from workers.fleet import heap
+from workers.fleet import gc_tuning
 before = gc.get_freeze_count()
-frozen = heap.settle_after_boot()
+frozen = gc_tuning.settle_after_boot()
 print(json.dumps({"before": before, "frozen": frozen, "count": gc.get_freeze_count(),
-                  "threshold": gc.get_threshold(), "young": heap.YOUNG_THRESHOLD}))
+                  "threshold": gc.get_threshold(), "young": gc_tuning.YOUNG_THRESHOLD}))
 """
 
 

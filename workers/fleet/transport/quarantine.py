@@ -24,7 +24,7 @@ log = logging.getLogger("windags.transport")
 #: Raw bytes kept per entry; a larger message keeps its head, its size and its digest.
 RAW_KEPT_BYTES: Final = 256 * 1024
 
-#: Lua: XADD one quarantine entry. Shared by the take script (workers/fleet/transport.py)
+#: Lua: XADD one quarantine entry. Shared by the take script (redis_transport.py)
 #: and ``_QUARANTINE`` below, so both write the same fields.
 QUARANTINE_LUA: Final = """
 local function quarantine(stream, raw, queue, reason, tag, keep, retention_ms)
@@ -40,7 +40,7 @@ local function quarantine(stream, raw, queue, reason, tag, keep, retention_ms)
 end
 """
 
-# The take of workers/fleet/transport.py. KEYS: queue, unacked hash, unacked index,
+# The take of redis_transport.py. KEYS: queue, unacked hash, unacked index,
 # quarantine, and optionally the queue's reserved set (``Keys.reserved``). ARGV: now (the
 # index score kombu uses), queue name, bytes kept, retention ms, most messages to take.
 # Pop the oldest message and record it as unacked under its delivery tag (and in the

@@ -15,18 +15,18 @@ message arriving at an idle queue wakes every consumer waiting on it; those that
 the race find nothing and wait again, one round trip each. It covers channels that
 consume one queue with one priority step, which is what our workers are
 (``priority_steps`` is ``[0]`` in ``workers.fleet.app``); others (and control replies,
-read unacked) keep kombu's ``BRPOP``. Its QoS is in ``workers/fleet/qos.py``.
+read unacked) keep kombu's ``BRPOP``. Its QoS is in ``workers/fleet/transport/qos.py``.
 
 Nothing a queue holds kills the consumer: the take script quarantines what is no kombu
 message at all as it pops it; every other message is read as kombu and Celery will read
-it (``workers/fleet/inspection.py``) and, if they could not take it, moved from
-``unacked`` to the quarantine in one script (``workers/fleet/quarantine.py``). An
+it (``workers/fleet/transport/inspection.py``) and, if they could not take it, moved from
+``unacked`` to the quarantine in one script (``workers/fleet/transport/quarantine.py``). An
 ``unacked`` record kombu could not restore is quarantined by the restore itself.
 
-Its Redis clients, and every key under the deployment's prefix: ``workers/fleet/clients.py``.
+Its Redis clients, and every key under the deployment's prefix: ``clients.py``.
 
 Remote control's broadcasts (ping, inspect) come through Redis restarts on every pool,
-gevent's included: ``workers/fleet/broadcast.py``.
+gevent's included: ``workers/fleet/transport/broadcast.py``.
 """
 
 from __future__ import annotations
@@ -40,10 +40,10 @@ from kombu.transport import redis as kombu_redis
 from kombu.utils.encoding import bytes_to_str
 from kombu.utils.objects import cached_property
 
-from workers.fleet import broadcast, clients, inspection, schedule
-from workers.fleet.inspection import Refused, Rules, inspect_message
-from workers.fleet.qos import QoS
-from workers.fleet.quarantine import RAW_KEPT_BYTES, TAKE_LUA, QuarantineStream
+from workers.fleet.transport import broadcast, clients, eta, inspection
+from workers.fleet.transport.inspection import Refused, Rules, inspect_message
+from workers.fleet.transport.qos import QoS
+from workers.fleet.transport.quarantine import RAW_KEPT_BYTES, TAKE_LUA, QuarantineStream
 from workers.keys import Keys
 
 log = logging.getLogger("windags.transport")
@@ -75,7 +75,7 @@ class Channel(clients.ClientsChannel):
     accepted_tasks: tuple[str, ...] = ()
     task_queues: tuple[str, ...] = ()
     max_message_bytes: int = inspection.MAX_BYTES
-    max_eta_s: float = schedule.MAX_ETA_S
+    max_eta_s: float = eta.MAX_ETA_S
     #: Per task queue, the set of its taken, unacked delivery tags (``Keys.reserved``, under
     #: kombu's prefix): the take adds to it, an ack or a restore removes (``qos.py``).
     reserved_keys: dict[str, str] = {}  # noqa: RUF012  # a transport option, never mutated

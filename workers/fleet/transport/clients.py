@@ -16,7 +16,7 @@ from typing import Any
 
 import redis
 
-from workers.fleet import broadcast
+from workers.fleet.transport import broadcast
 
 
 class ClientsChannel(broadcast.BroadcastChannel):

@@ -15,7 +15,7 @@ a Redis restart:
   worker never answered a ping again. A connection that only listens drops its
   subscription instead, and the next drain connects and subscribes afresh.
 
-``BroadcastChannel`` and ``BroadcastTransport`` carry both; ``workers/fleet/transport.py``
+``BroadcastChannel`` and ``BroadcastTransport`` carry both; ``redis_transport.py``
 builds on them.
 """
 

@@ -4,7 +4,7 @@
 transport option, from ``WINDAGS_REDIS_SENTINEL_MASTER``): kombu asks the Sentinels for the
 primary on every new connection, so a worker whose connection died with the old primary
 reconnects to the promoted replica as after a Redis restart. Everything
-``workers/fleet/transport.py`` does stays: the take that a kill cannot lose (pop and
+``redis_transport.py`` does stays: the take that a kill cannot lose (pop and
 record in one script), the quarantine, the restore mutex, the prefixed keys, and the
 broadcasts that survive a reconnect (the pub/sub client's reads are never retried: its
 pool is Sentinel-managed too, below).
@@ -20,14 +20,14 @@ from kombu.utils.objects import cached_property
 from kombu.utils.url import _parse_url
 from redis.sentinel import Sentinel
 
-from workers.fleet import transport
+from workers.fleet.transport import redis_transport
 
 
-class SentinelChannel(transport.Channel, kombu_redis.SentinelChannel):
+class SentinelChannel(redis_transport.Channel, kombu_redis.SentinelChannel):
     """Our channel, on the connection pools kombu's Sentinel channel builds."""
 
     from_transport_options = (  # type: ignore[assignment]  # kombu's tuple, extended
-        *transport.Channel.from_transport_options,
+        *redis_transport.Channel.from_transport_options,
         "master_name",
         "min_other_sentinels",
         "sentinel_kwargs",
@@ -70,7 +70,7 @@ class SentinelChannel(transport.Channel, kombu_redis.SentinelChannel):
             sentinels.close()
 
 
-class SentinelTransport(transport.Transport):
+class SentinelTransport(redis_transport.Transport):
     """The Redis transport with ``SentinelChannel``, on Sentinel's default port."""
 
     default_port = 26379  # type: ignore[assignment]  # kombu's None, a port here
