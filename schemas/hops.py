@@ -9,7 +9,7 @@ from pydantic import Field
 from schemas.base import Identifier, NonNegative, Usd, WireModel
 from schemas.judging import TokenUsage
 from schemas.quality import QualityVector
-from schemas.request import ReviewRequest
+from schemas.request import ReviewRequest, review_key
 from schemas.result import Confidence, EscalationDecision, Stage1Result, Stage2Result
 
 
@@ -31,7 +31,7 @@ class ReviewIdentity(WireModel):
     @property
     def key(self) -> str:
         """The review key (``dag:node:attempt``): one stream entry per key."""
-        return f"{self.dag_id}:{self.node_id}:{self.attempt}"
+        return review_key(self.dag_id, self.node_id, self.attempt)
 
 
 class Stage1Report(WireModel):

@@ -310,9 +310,14 @@ class ReviewRequest(WireModel):
     @property
     def review_key(self) -> str:
         """The identity of one review: exactly one result per key reaches the stream."""
-        return f"{self.dag_id}:{self.node_id}:{self.attempt}"
+        return review_key(self.dag_id, self.node_id, self.attempt)
 
     @property
     def feeds_critical_path(self) -> bool:
         """Whether any consumer of this output is on the critical path."""
         return any(node.critical for node in self.downstream)
+
+
+def review_key(dag_id: str, node_id: str, attempt: int) -> str:
+    """The identity of one review (DAG, node, attempt): spelled here and nowhere else."""
+    return f"{dag_id}:{node_id}:{attempt}"

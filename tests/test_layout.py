@@ -120,3 +120,23 @@ def test_a_worker_with_a_bad_setting_stops_at_boot_with_one_line() -> None:
     assert done.returncode == 2, done.stderr
     assert "soft limit" in done.stderr
     assert "Traceback" not in done.stderr
+
+
+#: ``dag:node:attempt`` spelled by hand: the review's identity has one builder.
+HAND_SPELLED_REVIEW_KEY = re.compile(r"\{[\w.]*dag_id\}:\{[\w.]*node_id\}:\{[\w.]*attempt\}")
+
+
+def test_the_review_key_is_built_in_one_place() -> None:
+    builder = ROOT / "schemas" / "request.py"
+    offenders = [
+        f"{path.relative_to(ROOT)}:{number}"
+        for folder in ("workers", "schemas", "bench")
+        for path in (ROOT / folder).rglob("*.py")
+        if path != builder
+        for number, line in enumerate(path.read_text().splitlines(), 1)
+        if HAND_SPELLED_REVIEW_KEY.search(line)
+    ]
+    assert offenders == []
+    assert HAND_SPELLED_REVIEW_KEY.search(
+        'key = f"{result.dag_id}:{result.node_id}:{result.attempt}"'
+    )

@@ -18,7 +18,7 @@ import redis
 from celery import Celery
 
 from schemas.human import VerdictChannel, VerdictInput
-from schemas.request import ReviewRequest
+from schemas.request import ReviewRequest, review_key
 from schemas.topology import DagShape
 from workers.connections import redis_client
 from workers.errors import BrokerUnavailableError
@@ -154,7 +154,7 @@ class ReviewClient:
             VerdictRefusedError: already decided, claimed by another reviewer, or no such
                 attempt waits for a person; ``recorded`` says which.
         """
-        key = f"{dag_id}:{node_id}:{attempt}"
+        key = review_key(dag_id, node_id, attempt)
         gate = build_gate(self._redis, self.settings)
         done = gate.desk.record(key, verdict, reviewer=reviewer, channel=VerdictChannel.API)
         if done.status is not RecordStatus.RECORDED:

@@ -19,6 +19,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from schemas.request import review_key as identity_of
+
 UNROUTABLE_DAG = "_unroutable"
 """The stream of error entries whose DAG could not be read."""
 
@@ -202,14 +204,14 @@ class Keys:
 
         In the list's slot, so that the mark and the push are one script.
         """
-        label = f"{dag_id}:{node_id}:{attempt}:{label_id}"
+        label = f"{identity_of(dag_id, node_id, attempt)}:{label_id}"
         return f"{self.prefix}:outcomes:once:skill:{self._slot(skill_id)}:{label}"
 
     def evaluator_outcome_once(
         self, evaluator: str, dag_id: str, node_id: str, attempt: int, label_id: str
     ) -> str:
         """Marks that one label of one attempt is in its evaluator's list (in its slot)."""
-        label = f"{dag_id}:{node_id}:{attempt}:{label_id}"
+        label = f"{identity_of(dag_id, node_id, attempt)}:{label_id}"
         return f"{self.prefix}:outcomes:once:evaluator:{self._slot(evaluator)}:{label}"
 
     def outcomes_of_evaluator(self, evaluator: str) -> str:

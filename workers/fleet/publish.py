@@ -9,7 +9,7 @@ adding nothing twice. An accepted node has nothing after the entry: one round tr
 
 from __future__ import annotations
 
-from schemas.request import ReviewRequest
+from schemas.request import ReviewRequest, review_key
 from schemas.result import ReviewResult
 from workers.fleet.deps import Deps
 from workers.observe import spans
@@ -25,7 +25,7 @@ def publish(
     """Publish once and, with the entry (one script), charge its cost and book it once."""
     charge = None
     if result.envelope.review_cost_usd > 0:
-        key = f"{result.dag_id}:{result.node_id}:{result.attempt}"
+        key = review_key(result.dag_id, result.node_id, result.attempt)
         charge = deps.ledger.pending_charge(result.dag_id, key, result.envelope.review_cost_usd)
     booking = deps.gate.booking(result, request)
     published = deps.stream.publish_result(

@@ -12,6 +12,7 @@ import typer
 
 from schemas.human import VerdictAction, VerdictInput
 from schemas.quality import Dimension
+from schemas.request import review_key
 from workers.errors import ConfigurationError
 from workers.local.cli_help import Command
 from workers.local.cli_help import app as plain_app
@@ -96,7 +97,7 @@ def verdict(
     except VerdictRefusedError as exc:
         hint = ""
         if exc.recorded.status is RecordStatus.MISSING:
-            hint = _demo_hint(settings, f"{dag_id}:{node_id}:{attempt}")
+            hint = _demo_hint(settings, review_key(dag_id, node_id, attempt))
         raise fail(f"{exc}{hint}", 1) from None
     finally:
         client.close()
@@ -171,7 +172,7 @@ def report(
         known = client.report_downstream(dag_id, node_id, attempt, score, reporter=reporter)
     finally:
         client.close()
-    key = f"{dag_id}:{node_id}:{attempt}"
+    key = review_key(dag_id, node_id, attempt)
     if not known:
         raise fail(f"{key}: the fleet remembers no such attempt (expired or never reviewed)", 1)
     typer.echo(f"{key}: recorded {score:g} from downstream:{reporter}")

@@ -17,6 +17,7 @@ from typing import Final, cast
 import redis
 
 from schemas.human import HumanDecision, HumanVerdict
+from schemas.request import review_key as identity_of
 from schemas.result import ReviewError, ReviewResult
 from workers.errors import PublishError
 from workers.keys import UNROUTABLE_DAG, Keys
@@ -91,10 +92,9 @@ class ResultStream:
         are applied in the same script, only when the entry is added: one round trip, and
         no entry without its charge and its attempt record.
         """
-        review_key = f"{result.dag_id}:{result.node_id}:{result.attempt}"
         return self._publish(
             result.dag_id,
-            review_key,
+            identity_of(result.dag_id, result.node_id, result.attempt),
             EntryKind.RESULT,
             result.model_dump_json(by_alias=True),
             traceparent,
