@@ -22,7 +22,7 @@ from tests.infrastructure import require_redis_server, wait_until
 from workers.fleet import recovery
 from workers.fleet.app import celery_config
 from workers.fleet.replay import REPLAY_HEADER, ReplayOf
-from workers.fleet.transport import Transport
+from workers.fleet.transport.redis_transport import Transport
 from workers.local.redis_server import PrivateRedis
 from workers.settings import Settings
 

@@ -15,7 +15,6 @@ from typing import Any
 
 import pytest
 from celery.app.task import Context
-from workers.fleet.outcome import Hop
 
 from schemas.result import ErrorCode, ReviewError, ReviewResult
 from tests.infrastructure import leased_database
@@ -24,6 +23,7 @@ from tests.verdicts import paid_verdict
 from workers.fleet.deps import Deps, build_deps
 from workers.fleet.guard import Delivery
 from workers.fleet.handlers import handle_router, handle_stage1, handle_stage2
+from workers.fleet.next_hop import Hop
 from workers.fleet.queues import TaskName
 from workers.fleet.replay import REPLAY_HEADER, ReplayOf
 from workers.fleet.tasks import delivery_of

@@ -35,7 +35,7 @@ GIVE_UP_AFTER: Final = 1200
 
 
 class RestoringQoS(Protocol):
-    """What a hand-back needs of kombu's QoS (``workers/fleet/qos.py``)."""
+    """What a hand-back needs of kombu's QoS (``workers/fleet/transport/qos.py``)."""
 
     channel: Any
     _delivered: Any
