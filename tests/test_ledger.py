@@ -51,7 +51,7 @@ def test_add_accumulates_and_sets_expiry(
     assert ledger.total("dag-1") == pytest.approx(0.375)
     assert ledger.total("dag-2") == 0.0
     assert Keys(prefix).cost("dag-1") == f"{prefix}:cost:dag-1"
-    assert 0 < client.ttl(f"{prefix}:cost:dag-1") <= 600
+    assert 0 < client.ttl(Keys(prefix).cost("dag-1")) <= 600
 
 
 def test_has_budget(ledger: CostLedger) -> None:
@@ -70,7 +70,7 @@ def test_charge_is_idempotent_per_review_key(
     assert ledger.charge("dag", "review-a", 0.5) == (False, 0.5)
     assert ledger.charge("dag", "review-b", 0.25) == (True, 0.75)
     assert ledger.total("dag") == pytest.approx(0.75)
-    assert 0 < client.ttl(f"{prefix}:charged:review-a") <= 600
+    assert 0 < client.ttl(Keys(prefix).charged("review-a")) <= 600
 
 
 def test_concurrent_charges_count_each_review_once(ledger: CostLedger) -> None:

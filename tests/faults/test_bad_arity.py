@@ -57,8 +57,8 @@ def test_wrong_arity_tasks_become_error_entries_and_the_fleet_keeps_working(
 ) -> None:
     dag = fresh_dag("arity")
     calls = _calls(dag)
-    unroutable = f"{builtin.settings.key_prefix}:results:_unroutable"
-    dead_key = f"{builtin.settings.key_prefix}:deadletter"
+    unroutable = builtin.settings.keys.unroutable
+    dead_key = builtin.settings.keys.dead_letter
     unroutable_before = builtin.db.xlen(unroutable)
     dead_before = builtin.db.xlen(dead_key)
     started = time.monotonic()

@@ -78,7 +78,7 @@ def test_a_review_that_kills_its_worker_every_time_is_dead_lettered_after_max_tr
     with running_fleet(own_redis.url, "poison", server=server, extra=POISON_ENV) as run:
         db, settings, fleet, client = run.db, run.settings, run.fleet, run.client
         server.on_poison({settings.stage2_model}, lambda _: arrivals.put(time.monotonic()))
-        dead_key = f"{settings.key_prefix}:deadletter"
+        dead_key = settings.keys.dead_letter
         started = time.monotonic()
         [poison_key] = client.submit_many([poison])
         # Healthy reviews keep arriving while the poisoned one kills its workers.
@@ -115,7 +115,7 @@ def test_a_review_that_kills_its_worker_every_time_is_dead_lettered_after_max_tr
         counted = count_stream(db, settings, dag)
         dead_entries = cast(list[tuple[bytes, dict[bytes, bytes]]], db.xrange(dead_key))
         dead = [entry_fields(fields) for _, fields in dead_entries]
-        stage2_tries = int(db.get(f"{settings.key_prefix}:tries:stage2:{poison_key}") or 0)
+        stage2_tries = int(db.get(settings.keys.tries("stage2", poison_key)) or 0)
         # Entry ids are Redis server milliseconds: when each healthy result landed.
         landed_ms = sorted(
             int(e.entry_id.split("-")[0])

@@ -75,7 +75,7 @@ def test_sigkilled_workers_lose_and_duplicate_nothing(
         tries: dict[str, int] = {}
 
         def all_in() -> bool:
-            for counter in db.scan_iter(f"{settings.key_prefix}:tries:*", count=1000):
+            for counter in db.scan_iter(settings.keys.tries("*", "*"), count=1000):
                 name = counter.decode()
                 tries[name] = max(tries.get(name, 0), int(db.get(counter) or 0))
             return not count_stream(db, settings, dag).lost(keys)
@@ -89,7 +89,7 @@ def test_sigkilled_workers_lose_and_duplicate_nothing(
             f"{stage.value}_reruns": sum(
                 count - 1
                 for name, count in tries.items()
-                if name.startswith(f"{settings.key_prefix}:tries:{stage.value}:")
+                if name.startswith(settings.keys.tries(stage.value, ""))
             )
             for stage in (Queue.STAGE1, Queue.STAGE2)
         }

@@ -27,7 +27,7 @@ def app(settings: Settings) -> Celery:
 
 
 def _tries(db: redis.Redis, settings: Settings, stage: str, key: str) -> int:
-    raw = db.get(f"{settings.key_prefix}:tries:{stage}:{key}")
+    raw = db.get(settings.keys.tries(stage, key))
     return int(raw) if raw is not None else 0
 
 
@@ -115,7 +115,7 @@ def test_a_bad_request_enqueued_by_another_producer_becomes_an_error_entry(
     assert isinstance(error, ReviewError)
     assert error.code is ErrorCode.INVALID_REQUEST
     assert error.field == "skill.success_rate"
-    unroutable = f"{settings.key_prefix}:results:_unroutable"
+    unroutable = settings.keys.unroutable
     assert wait_until(lambda: redis_db.xlen(unroutable) >= 1)
 
 
