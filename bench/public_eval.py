@@ -56,7 +56,16 @@ from bench.public import engine, halueval, peers
 from bench.public.case import Case, Loaded
 from bench.public.halueval import Shape
 from bench.public.heldout import Half, half_of, sample_rank
-from bench.public.report import ERROR, Outcome, agreement, by_half, causes, fmt, text_table
+from bench.public.report import (
+    ERROR,
+    GOOD_ESCALATED_BOUND,
+    Outcome,
+    agreement,
+    by_half,
+    causes,
+    fmt,
+    text_table,
+)
 from bench.public.sources import LOADERS, load
 from schemas.request import GroundingPolicy, ReviewRequest
 from schemas.stages import Certainty
@@ -90,6 +99,7 @@ def review_case(item: Case, overlap_threshold: float | None) -> Outcome:
         item.benchmark, item.id, item.expect, item.label, result.decision.value,
         not stage1.floor.passed, codes, ms, peer,
         escalated=result.escalation.escalate, half=half,
+        p_fail=result.escalation.failure_probability,
     )  # fmt: skip
 
 
@@ -165,6 +175,7 @@ COLUMNS = (
     ("defFR", "definite_false_reject"),
     ("caught|esc", "caught_or_escalated"),
     ("good esc", "good_escalated"),
+    (f"reach@{GOOD_ESCALATED_BOUND}", "reachable_within_bound"),
     ("p95ms", "p95_ms"),
 )
 

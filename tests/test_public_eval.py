@@ -15,6 +15,7 @@ from bench.public.cpython_test import unbound_names
 from bench.public.heldout import Half, half_of
 from bench.public.py_mutations import OPERATORS as PY_OPERATORS
 from bench.public.py_mutations import PyDefect, compiles
+from bench.public.report import Outcome, reachable_within_bound
 from bench.public.sql_mutations import OPERATORS as SQL_OPERATORS
 from bench.public.sql_mutations import SqlDefect, parse_statement, unknown_column
 from schemas.request import ReviewRequest
@@ -177,3 +178,26 @@ def test_report_json_has_dev_and_test_figures_and_no_content(tmp_path: Path) -> 
 
 def test_the_readme_quotes_the_figures_the_last_run_measured() -> None:
     assert readme_figures.main(["--check"]) == 0, "run python -m bench.readme_figures"
+
+
+def _routed(item: str, *, good: bool, p_fail: float | None, decision: str = "accept") -> Outcome:
+    expect = Expect.ACCEPT if good else Expect.REJECT
+    return Outcome("b", item, expect, "good" if good else "bad", decision, False, (), 1.0,
+                   p_fail=p_fail)  # fmt: skip
+
+
+def test_what_the_evidence_reaches_within_the_bound_keeps_ties_together() -> None:
+    outcomes = [
+        _routed("s", good=False, p_fail=None, decision="iterate"),  # Stage 1 sent it back
+        _routed("a", good=False, p_fail=0.9),
+        _routed("b", good=False, p_fail=0.5),
+        _routed("c", good=True, p_fail=0.5),  # tied with b: a router cannot split them
+        _routed("d", good=False, p_fail=0.2),
+        _routed("e", good=True, p_fail=0.2),
+        _routed("f", good=True, p_fail=0.1),
+    ]
+    assert reachable_within_bound(outcomes, bound=0.0) == 0.5  # s and a only
+    assert reachable_within_bound(outcomes, bound=1 / 3) == 0.75  # b comes with c
+    assert reachable_within_bound(outcomes, bound=2 / 3) == 1.0
+    unknown = [*outcomes, _routed("g", good=True, p_fail=None)]  # accepted, no P(fail)
+    assert reachable_within_bound(unknown) is None

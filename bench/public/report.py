@@ -12,6 +12,13 @@ Stage 1 stopped it or the router sent it to Stage 2; *good escalated* is the sha
 cases the router sent to Stage 2 (what the escalations cost on outputs that were right).
 Figures are kept per half (``dev``: looked at and tuned on; ``test``: only reported), and
 the gap between the halves says whether what was tuned generalises.
+
+*Reachable within the bound* asks whether the evidence could do better than the router's
+economics make it: the most defects caught or escalated by ANY threshold on the router's
+P(fail) (Stage 1's evidence, the one thing that differs between these nodes) that escalates
+at most ``GOOD_ESCALATED_BOUND`` of the good outputs. Cases with equal P(fail) go together,
+as a router cannot tell them apart. Below the target, no prior, cost or waste setting of
+the router reaches it on this evidence: only better evidence would.
 """
 
 from __future__ import annotations
@@ -26,6 +33,8 @@ from bench.public.case import Expect
 from bench.public.heldout import Half
 
 ERROR = "error"
+#: The share of good outputs issue 21 lets the router send to Stage 2 on HaluEval.
+GOOD_ESCALATED_BOUND = 0.35
 EXAMPLES = 3
 TOP = 5
 
@@ -49,6 +58,8 @@ class Outcome:
     """Whether the router sent it to Stage 2."""
     half: Half = Half.DEV
     """The half of the tunable items it belongs to."""
+    p_fail: float | None = None
+    """The router's P(fail) (Stage 1's evidence on the node's prior)."""
 
     @property
     def accepted(self) -> bool:
@@ -124,12 +135,41 @@ def summarise(outcomes: list[Outcome]) -> dict[str, Any]:
             sum(1 for o in bad if not o.accepted or o.escalated), len(bad)
         ),
         "good_escalated": share(sum(1 for o in good if o.escalated), len(good)),
+        "reachable_within_bound": reachable_within_bound(outcomes),
         "errors": sum(1 for o in outcomes if o.decision == ERROR),
         "p50_ms": percentile(times, 50),
         "p95_ms": percentile(times, 95),
         "confusion": _confusion(outcomes),
         "peers": _peers(outcomes),
     }
+
+
+def reachable_within_bound(
+    outcomes: Sequence[Outcome], bound: float = GOOD_ESCALATED_BOUND
+) -> float | None:
+    """The most defects caught or escalated by a P(fail) threshold escalating <= ``bound`` good.
+
+    What Stage 1 sent back stays caught; every other case (accepted, or escalated) is the
+    router's to send, ranked by its P(fail). None without defects, good outputs or P(fail).
+    """
+    good = [o for o in outcomes if o.good]
+    bad = [o for o in outcomes if not o.good]
+    routable = [o for o in outcomes if o.accepted or o.escalated]
+    if not good or not bad or any(o.p_fail is None for o in routable):
+        return None
+    caught = sum(1 for o in bad if not o.accepted and not o.escalated)
+    best = caught
+    by_p: dict[float, list[Outcome]] = defaultdict(list)
+    for o in routable:
+        by_p[o.p_fail or 0.0].append(o)
+    sent_good = sent_bad = 0
+    for p in sorted(by_p, reverse=True):
+        sent_good += sum(1 for o in by_p[p] if o.good)
+        sent_bad += sum(1 for o in by_p[p] if not o.good)
+        if sent_good > bound * len(good):
+            break
+        best = caught + sent_bad
+    return share(best, len(bad))
 
 
 def _confusion(outcomes: Iterable[Outcome]) -> dict[str, dict[str, int]]:
@@ -197,6 +237,7 @@ GAPPED = (
     "definite_false_reject",
     "caught_or_escalated",
     "good_escalated",
+    "reachable_within_bound",
 )
 
 
