@@ -91,6 +91,8 @@ class Node:
     stage1: Stage1Result
     #: The node's true failure rate (the population model's, noise included): no router sees it.
     true_fail: float = 0.0
+    #: The waste the seed lets a router act on: ``waste`` capped at 5x the node's own cost.
+    capped_waste: float = 0.0
 
 
 def _pick(rng: random.Random, table: Sequence[tuple[str, float, float]]) -> tuple[str, float]:
@@ -171,6 +173,7 @@ class Simulation:
             request=request,
             stage1=stage1,
             true_fail=true_fail,
+            capped_waste=decision.downstream_waste,
         )
 
 

@@ -191,8 +191,21 @@ def claimed_rate(node: Node) -> float:
     return min(1.0, seed_prior(request.skill.success_rate, request))
 
 
+def raw_waste(node: Node) -> float:
+    """What a defect would spoil downstream, uncapped: what the bench counts as averted."""
+    return node.waste
+
+
+def capped_waste(node: Node) -> float:
+    """The waste the seed lets a router act on (capped at 5x the node's cost)."""
+    return node.capped_waste
+
+
 def evidence_oracle(
-    nodes: Sequence[Node], share: float, rate: Callable[[Node], float] = true_rate
+    nodes: Sequence[Node],
+    share: float,
+    rate: Callable[[Node], float] = true_rate,
+    waste: Callable[[Node], float] = raw_waste,
 ) -> list[bool]:
     """The best a router working from rates and Stage 1 evidence can do on ``share`` of always.
 
@@ -203,7 +216,8 @@ def evidence_oracle(
     evidence likelihoods. After the hard rules, it
     escalates Stage-1 passes by expected averted waste per Stage 2 dollar,
     P(defective | rate, evidence) x P(caught | defective, evidence) x waste / cost, until
-    it has spent ``share`` of what always spends.
+    it has spent ``share`` of what always spends. ``waste``: the figure it ranks on, the
+    uncapped one by default; ``capped_waste`` holds it to the seed's cap, as every router is.
     """
 
     def evidence(n: Node) -> bool:
@@ -225,7 +239,7 @@ def evidence_oracle(
         like_bad, like_good, caught = rows[evidence(n)]
         r = rate(n)
         p = r * like_bad / (r * like_bad + (1 - r) * like_good or 1.0)
-        return p * caught * n.waste / max(n.stage2_cost, 1e-9)
+        return p * caught * waste(n) / max(n.stage2_cost, 1e-9)
 
     budget = share * sum(n.stage2_cost for n in passes)
     chosen = [n.stage1_passed and any(n.request.flags.model_dump().values()) for n in nodes]

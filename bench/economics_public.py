@@ -24,11 +24,14 @@ with its public label, and Stage 2's catch where the cold-start router escalated
 defective one; ``cold_start``, the router with no model (the seed's prior moved by the
 suspect findings' fitted weights); ``always`` (every Stage 1 pass); ``never``; ``oracle``
 (exactly the defective Stage 1 passes); ``evidence_oracle``, the synthetic bench's bound
-(``economics_learning.evidence_oracle``) given the learned router's spend, and
-``evidence_oracle@25%`` given 25% of always's as there. Its "true failure rate" is the
-defect share of the case's benchmark in the scored half, its likelihoods are counted on
-the scored half's labels: it knows what no router knows. Spend, waste averted, net
-(averted - spend) and escalation rate are ``bench.economics.outcome``'s; figures are
+(``economics_learning.evidence_oracle``) given the learned router's spend and held to the
+rule every router keeps: it ranks on the downstream waste capped at 5x the node's cost, as
+the seed's formula must; ``evidence_oracle_uncapped``, the same ranking on the uncapped
+waste the bench counts as averted (a rule no router may break), shown beside it; and
+``evidence_oracle@25%`` given 25% of always's as in the synthetic bench. Its "true failure
+rate" is the defect share of the case's benchmark in the scored half, its likelihoods are
+counted on the scored half's labels: it knows what no router knows. Spend, waste averted,
+net (averted - spend) and escalation rate are ``bench.economics.outcome``'s; figures are
 means per seed, in ``bench/results/economics_public.json``.
 """
 
@@ -64,8 +67,11 @@ from workers.settings import Settings
 #: (catch rate, false-alarm rate) of the modelled Stage 2.
 STAGE2_SETTINGS: tuple[tuple[float, float], ...] = ((0.7, 0.1), (0.85, 0.05), (0.95, 0.02))
 SAME_SPEND = "evidence_oracle"
+UNCAPPED = "evidence_oracle_uncapped"
 AT_SHARE = f"evidence_oracle@{economics.SPEND_SHARE:.0%}"
-POLICIES = ("learned", "cold_start", "always", "never", "oracle", SAME_SPEND, AT_SHARE)
+POLICIES = (
+    "learned", "cold_start", "always", "never", "oracle", SAME_SPEND, UNCAPPED, AT_SHARE,
+)  # fmt: skip
 EXTRA_KEYS = ("escalation_rate_of_passes", "caught_by_stage2", "stage2_false_alarms", "rerun_usd")
 KEYS = (*economics.KEYS, *EXTRA_KEYS)
 
@@ -149,6 +155,7 @@ def place(
                 waste=decision.raw_downstream_waste,
                 request=request,
                 stage1=stage1,
+                capped_waste=decision.downstream_waste,
             )
         )
     return nodes
@@ -203,7 +210,8 @@ def score(router: Router, test: list[Node], model: CalibrationModel) -> dict[str
         "always": always,
         "never": [False] * len(test),
         "oracle": [n.defective and n.stage1_passed for n in test],
-        SAME_SPEND: learning.evidence_oracle(test, share),
+        SAME_SPEND: learning.evidence_oracle(test, share, waste=learning.capped_waste),
+        UNCAPPED: learning.evidence_oracle(test, share),
         AT_SHARE: learning.evidence_oracle(test, economics.SPEND_SHARE),
     }
     return {
@@ -271,6 +279,9 @@ def summarise(runs: list[dict[str, dict[str, Any]]]) -> dict[str, dict[str, Any]
                 s["policies"]["learned"]["net_usd"] >= s["policies"][SAME_SPEND]["net_usd"]
                 for s in per_seed
             ),
+            "learned_net_minus_uncapped_oracle_usd": round(
+                learned["net_usd"] - policies[UNCAPPED]["net_usd"], 4
+            ),
         }
     return out
 
@@ -297,7 +308,9 @@ def render(name: str, setting: dict[str, Any]) -> str:
             f"learned spends {setting['learned_spend_share']:.1%} of always's; its net is "
             f"{verdict} the evidence oracle's at that spend "
             f"({setting['learned_net_minus_evidence_oracle_usd']:+.4f} USD per seed; "
-            f"{setting['seeds_learned_at_least_evidence_oracle']} seeds of the run)",
+            f"{setting['seeds_learned_at_least_evidence_oracle']} seeds of the run); "
+            f"against the oracle that ignores the seed's cap: "
+            f"{setting['learned_net_minus_uncapped_oracle_usd']:+.4f} USD per seed",
         )
     )
 
