@@ -55,8 +55,9 @@ def render(figures: dict[str, Any]) -> str:
         f"Test half ({sample}; the dev half was tuned on and is in the JSON beside it):",
         "",
         "| source | n | recall | false rejects | sent back by Stage 1 alone | defects caught"
-        " or escalated | right outputs escalated | peer (recall / false rejects) |",
-        "|---|---|---|---|---|---|---|---|",
+        " or escalated | right outputs escalated | reachable within 0.35 escalated |"
+        " peer (recall / false rejects) |",
+        "|---|---|---|---|---|---|---|---|---|",
     ]
     for label, name, peer in CODE_ROWS:
         if name in rows and not rows[name]["unavailable"]:
@@ -94,6 +95,7 @@ def _line(label: str, half: dict[str, Any], peer: str | None) -> str:
         _f(half["definite_false_reject"]),
         _f(half["caught_or_escalated"]),
         _f(half["good_escalated"]),
+        _f(half.get("reachable_within_bound")),
         shown,
     )
     return "| " + " | ".join(cells) + " |"
