@@ -106,15 +106,20 @@ ENGINE_ALLOWED: dict[str, frozenset[str]] = {
 }
 
 
-def imported(source: str) -> set[str]:
-    """Modules ``source`` imports at run time (``from a import b`` counts ``a.b`` too)."""
-    tree = ast.parse(source)
-    typing_only = {
+def typing_only_nodes(tree: ast.AST) -> set[int]:
+    """The ids of the nodes under ``if TYPE_CHECKING:``: imports there never run."""
+    return {
         id(inner)
         for node in ast.walk(tree)
         if isinstance(node, ast.If) and ast.unparse(node.test).endswith("TYPE_CHECKING")
         for inner in ast.walk(node)
     }
+
+
+def imported(source: str) -> set[str]:
+    """Modules ``source`` imports at run time (``from a import b`` counts ``a.b`` too)."""
+    tree = ast.parse(source)
+    typing_only = typing_only_nodes(tree)
     found: set[str] = set()
     for node in ast.walk(tree):
         if id(node) in typing_only:

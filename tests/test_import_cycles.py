@@ -1,0 +1,123 @@
+"""No circles in the house: the modules of ``workers`` and ``schemas`` import without a cycle.
+
+An import cycle works until someone moves a line; then a module is half-built when
+another reads it. Imports under ``if TYPE_CHECKING:`` do not count (they never run), and
+``from package import submodule`` is an edge to the submodule, as Python resolves it.
+"""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Iterable, Mapping
+from pathlib import Path
+
+from tests.test_imports import ROOT, typing_only_nodes
+
+PACKAGES = ("workers", "schemas")
+
+
+def module_name(path: Path) -> str:
+    """``workers/fleet/app.py`` -> ``workers.fleet.app``; a package is its folder's name."""
+    parts = list(path.relative_to(ROOT).with_suffix("").parts)
+    if parts[-1] == "__init__":
+        parts.pop()
+    return ".".join(parts)
+
+
+def edges(source: str, known: Iterable[str]) -> set[str]:
+    """The known modules ``source`` imports at run time."""
+    modules = set(known)
+    tree = ast.parse(source)
+    skipped = typing_only_nodes(tree)
+    found: set[str] = set()
+    for node in ast.walk(tree):
+        if id(node) in skipped:
+            continue
+        if isinstance(node, ast.Import):
+            names = [alias.name for alias in node.names]
+        elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+            subs = [f"{node.module}.{alias.name}" for alias in node.names]
+            names = [s for s in subs if s in modules]
+            if len(names) < len(subs):
+                names.append(node.module)  # a name the module itself defines
+        else:
+            continue
+        for name in names:
+            while name and name not in modules:
+                name = name.rpartition(".")[0]
+            if name:
+                found.add(name)
+    return found
+
+
+def cycles(graph: Mapping[str, set[str]]) -> list[list[str]]:
+    """The strongly connected components of more than one module (iterative Tarjan)."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on_stack: set[str] = set()
+    found: list[list[str]] = []
+    for start in sorted(graph):
+        if start in index:
+            continue
+        work = [(start, iter(sorted(graph[start])))]
+        index[start] = low[start] = len(index)
+        stack.append(start)
+        on_stack.add(start)
+        while work:
+            node, children = work[-1]
+            child = next(children, None)
+            if child is not None:
+                if child not in index:
+                    index[child] = low[child] = len(index)
+                    stack.append(child)
+                    on_stack.add(child)
+                    work.append((child, iter(sorted(graph.get(child, ())))))
+                elif child in on_stack:
+                    low[node] = min(low[node], index[child])
+                continue
+            work.pop()
+            if work:
+                parent = work[-1][0]
+                low[parent] = min(low[parent], low[node])
+            if low[node] == index[node]:
+                component = []
+                while True:
+                    member = stack.pop()
+                    on_stack.discard(member)
+                    component.append(member)
+                    if member == node:
+                        break
+                if len(component) > 1:
+                    found.append(sorted(component))
+    return found
+
+
+def house_graph() -> dict[str, set[str]]:
+    """Every module of the packages with the modules it imports."""
+    paths = {module_name(p): p for pkg in PACKAGES for p in (ROOT / pkg).rglob("*.py")}
+    return {
+        name: edges(path.read_text(encoding="utf-8"), paths) - {name}
+        for name, path in paths.items()
+    }
+
+
+def test_no_module_of_the_house_imports_itself_in_a_circle() -> None:
+    assert cycles(house_graph()) == []
+
+
+def test_the_checker_finds_a_circle_and_ignores_typing_imports_and_submodule_edges() -> None:
+    known = {"p", "p.a", "p.b", "p.c"}
+    graph = {
+        "p": edges("from p.a import thing\n", known),
+        "p.a": edges("from p import b\n", known),  # the submodule, not the package
+        "p.b": edges("from p.c import x\n", known),
+        "p.c": edges(
+            "from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    from p.b import y\n",
+            known,
+        ),
+    }
+    assert graph["p.a"] == {"p.b"}
+    assert cycles(graph) == []
+    graph["p.c"] = edges("import p.b\n", known)
+    assert cycles(graph) == [["p.b", "p.c"]]
