@@ -67,14 +67,24 @@ def scratch_deps(redis_url: str, label: str) -> Iterator[Deps]:
         yield built
     finally:
         drop_prefix(built.redis, prefix)
-        built.redis.close()
+        closed(built)
 
 
 @pytest.fixture
 def deps(settings: Settings, judge: ScriptedJudge) -> Iterator[Deps]:
     built = ceiling_only(settings, judge)
     yield built
-    built.redis.close()
+    closed(built)
+
+
+def closed(deps: Deps) -> None:
+    """Close the client and its pool.
+
+    ``Redis.close`` leaves a pool it was given open; its sockets, in a cycle with their
+    parsers, would wait for a garbage collection and warn wherever that one comes.
+    """
+    deps.redis.close()
+    deps.redis.connection_pool.disconnect()
 
 
 def through_stage1(deps: Deps, body: dict[str, Any]) -> Hop:
@@ -128,11 +138,13 @@ def test_a_spent_dag_budget_suppresses_stage2_with_the_reason_recorded(
     settings: Settings, judge: ScriptedJudge
 ) -> None:
     budgeted = ceiling_only(settings.model_copy(update={"dag_budget_usd": 0.05}), judge)
-    budgeted.ledger.add("d2", 0.05)
-    hop = through_stage1(budgeted, sample("final_deliverable.json", dag_id="d2"))
-    assert run_router(hop, budgeted) is None
-
-    [result] = results(budgeted, "d2")
+    try:
+        budgeted.ledger.add("d2", 0.05)
+        hop = through_stage1(budgeted, sample("final_deliverable.json", dag_id="d2"))
+        assert run_router(hop, budgeted) is None
+        [result] = results(budgeted, "d2")
+    finally:
+        closed(budgeted)
     assert isinstance(result, ReviewResult)
     assert result.escalation.escalate is False
     assert result.escalation.suppressed_by == "budget_exhausted"
