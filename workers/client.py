@@ -23,6 +23,7 @@ from schemas.topology import DagShape
 from workers.connections import redis_client
 from workers.errors import BrokerUnavailableError
 from workers.fleet.app import create_app
+from workers.fleet.deps import build_records
 from workers.fleet.queues import TaskName
 from workers.human import Recorded, RecordStatus, VerdictRefusedError, build_gate
 from workers.intake import encode_request, request_from_obj
@@ -170,8 +171,8 @@ class ReviewClient:
         """
         if not 0.0 <= score <= 1.0:
             raise ValueError(f"score must be within 0..1, not {score}")
-        gate = build_gate(self._redis, self.settings)
-        return gate.report_downstream(dag_id, node_id, attempt, score, reporter=reporter)
+        records = build_records(self._redis, self.settings)
+        return records.report_downstream(dag_id, node_id, attempt, score, reporter=reporter)
 
     def register_dag(self, dag: DagShape | dict[str, Any]) -> Registration:
         """Register a DAG's shape once, so that its requests may omit ``downstream``.

@@ -7,11 +7,12 @@ import uuid
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import replace
-from typing import Any
+from typing import Any, cast
 
 import pytest
 import redis
 
+from schemas.decisions import Decision
 from schemas.hops import ReviewIdentity, RoutedReview, Stage1Report
 from schemas.judging import JudgeVerdict
 from schemas.result import CeilingStatus, ErrorCode, ReviewError, ReviewResult
@@ -31,7 +32,11 @@ pytestmark = pytest.mark.integration
 
 
 def verdict() -> JudgeVerdict:
-    return paid_verdict(0.9, model="scripted-sonnet", tokens=(1000, 200), cost_usd=0.01)
+    return scored(0.9)
+
+
+def scored(score: float) -> JudgeVerdict:
+    return paid_verdict(score, model="scripted-sonnet", tokens=(1000, 200), cost_usd=0.01)
 
 
 @pytest.fixture(scope="module")
@@ -67,14 +72,24 @@ def scratch_deps(redis_url: str, label: str) -> Iterator[Deps]:
         yield built
     finally:
         drop_prefix(built.redis, prefix)
-        built.redis.close()
+        closed(built)
 
 
 @pytest.fixture
 def deps(settings: Settings, judge: ScriptedJudge) -> Iterator[Deps]:
     built = ceiling_only(settings, judge)
     yield built
-    built.redis.close()
+    closed(built)
+
+
+def closed(deps: Deps) -> None:
+    """Close the client and its pool.
+
+    ``Redis.close`` leaves a pool it was given open; its sockets, in a cycle with their
+    parsers, would wait for a garbage collection and warn wherever that one comes.
+    """
+    deps.redis.close()
+    deps.redis.connection_pool.disconnect()
 
 
 def through_stage1(deps: Deps, body: dict[str, Any]) -> Hop:
@@ -128,11 +143,13 @@ def test_a_spent_dag_budget_suppresses_stage2_with_the_reason_recorded(
     settings: Settings, judge: ScriptedJudge
 ) -> None:
     budgeted = ceiling_only(settings.model_copy(update={"dag_budget_usd": 0.05}), judge)
-    budgeted.ledger.add("d2", 0.05)
-    hop = through_stage1(budgeted, sample("final_deliverable.json", dag_id="d2"))
-    assert run_router(hop, budgeted) is None
-
-    [result] = results(budgeted, "d2")
+    try:
+        budgeted.ledger.add("d2", 0.05)
+        hop = through_stage1(budgeted, sample("final_deliverable.json", dag_id="d2"))
+        assert run_router(hop, budgeted) is None
+        [result] = results(budgeted, "d2")
+    finally:
+        closed(budgeted)
     assert isinstance(result, ReviewResult)
     assert result.escalation.escalate is False
     assert result.escalation.suppressed_by == "budget_exhausted"
@@ -189,6 +206,59 @@ def test_stage1_skips_a_review_already_published(deps: Deps, judge: ScriptedJudg
     run_router(through_stage1(deps, body), deps)
     assert handle_stage1(json.dumps(body), deps) is None
     assert len(results(deps, "d6")) == 1
+
+
+class Spy:
+    """Passes every call on to ``inner``, noting ``name.method`` first."""
+
+    def __init__(self, inner: object, name: str, calls: list[str]) -> None:
+        self._inner, self._name, self._calls = inner, name, calls
+
+    def __getattr__(self, attr: str) -> Any:
+        found = getattr(self._inner, attr)
+        if not callable(found):
+            return found
+
+        def noted(*args: Any, **kwargs: Any) -> Any:
+            self._calls.append(f"{self._name}.{attr}")
+            return found(*args, **kwargs)
+
+        return noted
+
+
+def test_one_escalated_review_asks_its_memory_the_stream_and_the_gate_in_turn(
+    deps: Deps, judge: ScriptedJudge
+) -> None:
+    body = sample("final_deliverable.json", dag_id="p1", max_iterations=2)
+    judge.push(scored(0.5))
+    assert run_stage2(through_router(deps, body), deps) is None  # attempt 1: iterate
+    judge.push(scored(0.6))
+    hop = through_router(deps, {**body, "attempt": 2})  # no history: the fleet's is read
+    calls: list[str] = []
+    marks = cast(Any, Spy(deps.records.marks, "marks", calls))
+    spied = replace(
+        deps,
+        records=cast(Any, Spy(replace(deps.records, marks=marks), "records", calls)),
+        stream=cast(Any, Spy(deps.stream, "stream", calls)),
+        gate=cast(Any, Spy(deps.gate, "gate", calls)),
+    )
+    assert run_stage2(hop, spied) is None
+
+    # The memory is read before the verdict; publication enters it once, and the stream
+    # write, the gate's queue and the mark happen inside that one call, in that order.
+    assert calls == [
+        "records.with_history",
+        "records.publish",
+        "stream.publish_result",
+        "gate.enqueue",
+        "marks.done",
+    ]
+    second = results(deps, "p1")[1]
+    assert isinstance(second, ReviewResult) and second.decision is Decision.ESCALATE_HUMAN
+    assert second.convergence.scores == (0.5, 0.6)  # attempt 1 from the fleet's record
+    [line] = deps.gate.queue.pending(dag_id="p1")
+    assert line.summary.review_key == "p1:release-notes:2"
+    assert deps.records.marks.is_done("p1:release-notes:2")
 
 
 def at_stage2(deps: Deps, judge: ScriptedJudge, dag: str) -> tuple[Hop, str, str]:

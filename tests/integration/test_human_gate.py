@@ -122,7 +122,7 @@ def test_a_worker_killed_after_publishing_leaves_the_redelivery_to_finish_the_bo
     key = "k1:sql-optimizer:1"
     assert kinds(deps, "k1") == ["result"]
     assert deps.gate.queue.item(key) is None  # the person would never hear of it
-    labels = list(deps.gate.outcomes.export(skill="sql-optimizer"))
+    labels = list(deps.records.outcomes.export(skill="sql-optimizer"))
     assert len(labels) == 2  # the request's downstream and peer signals
 
     assert route(hop, deps) is None  # the redelivery
@@ -130,8 +130,8 @@ def test_a_worker_killed_after_publishing_leaves_the_redelivery_to_finish_the_bo
     assert kinds(deps, "k1") == ["result"]
     [line] = deps.gate.queue.pending(dag_id="k1")
     assert line.summary.review_key == key
-    assert list(deps.gate.outcomes.export(skill="sql-optimizer")) == labels  # none twice
-    assert deps.gate.attempts.get("k1", "sql-optimizer", 1) is not None
+    assert list(deps.records.outcomes.export(skill="sql-optimizer")) == labels  # none twice
+    assert deps.records.attempts.get("k1", "sql-optimizer", 1) is not None
 
 
 def test_the_queue_filters_by_dag_skill_and_reason_oldest_first(deps: Deps) -> None:
@@ -275,7 +275,7 @@ def test_attempts_are_remembered_capped_and_feed_the_next_attempts_convergence(
     body = sample("floor_failure_python.json", dag_id="a1", max_iterations=9)
     for attempt in (1, 2, 3, 4):
         review(deps, {**body, "attempt": attempt})
-    records = deps.gate.attempts.records("a1", body["node_id"])
+    records = deps.records.attempts.records("a1", body["node_id"])
     assert [r.attempt for r in records] == [2, 3, 4]  # attempts_kept=3
     assert deps.redis.ttl(deps.keys.attempts("a1", body["node_id"])) > 0
     results = [
@@ -305,10 +305,10 @@ def test_a_request_that_sends_its_own_history_wins(deps: Deps) -> None:
 def test_outcomes_are_kept_per_skill_and_per_evaluator_bounded(deps: Deps) -> None:
     key = escalated(deps, "o1")
     deps.gate.desk.record(key, send_back(), reviewer="dana", channel=VerdictChannel.API)
-    assert deps.gate.report_downstream("o1", "sql-optimizer", 1, 0.2, reporter="exec-engine")
-    assert not deps.gate.report_downstream("o1", "nobody", 1, 0.2, reporter="exec-engine")
+    assert deps.records.report_downstream("o1", "sql-optimizer", 1, 0.2, reporter="exec-engine")
+    assert not deps.records.report_downstream("o1", "nobody", 1, 0.2, reporter="exec-engine")
 
-    outcomes = deps.gate.outcomes
+    outcomes = deps.records.outcomes
     got = [(o.source, o.evaluator, o.label) for o in outcomes.export(skill="sql-optimizer")]
     assert got == [
         (OutcomeSource.DOWNSTREAM, "downstream:request", 0.35),
@@ -323,7 +323,7 @@ def test_outcomes_are_kept_per_skill_and_per_evaluator_bounded(deps: Deps) -> No
     assert human.stage1.claimed_success_rate is not None and human.stage1.evidence is not None
 
     for n in range(2, 9):  # outcomes_kept=5: the oldest go
-        deps.gate.report_downstream("o1", "sql-optimizer", 1, n / 10, reporter="exec-engine")
+        deps.records.report_downstream("o1", "sql-optimizer", 1, n / 10, reporter="exec-engine")
     labels = [o.label for o in outcomes.export(evaluator="downstream:exec-engine")]
     assert labels == [0.4, 0.5, 0.6, 0.7, 0.8]
     assert "human:dana" in outcomes.evaluators() and outcomes.skills() == ["sql-optimizer"]

@@ -22,7 +22,7 @@ from schemas.result import ReviewResult
 from tests.infrastructure import wait_until
 from tests.integration.support import fresh_dag, sample
 from workers.client import ReviewClient
-from workers.human import build_gate
+from workers.fleet.deps import build_records
 from workers.local.launcher import LocalFleet
 from workers.results.stream import AnyEntry, read_all_kinds
 from workers.settings import Settings
@@ -119,6 +119,6 @@ def test_a_verdict_from_the_command_line_flows_into_the_next_attempts_convergenc
     assert reported.returncode == 0, reported.stderr
     assert "recorded 0.3 from downstream:exec-engine" in reported.stdout
     assert unknown.returncode == 1 and "remembers no such attempt" in unknown.stderr
-    gate = build_gate(redis_db, settings)
-    [label] = gate.outcomes.export(evaluator="downstream:exec-engine")
+    outcomes = build_records(redis_db, settings).outcomes
+    [label] = outcomes.export(evaluator="downstream:exec-engine")
     assert (label.dag_id, label.attempt, label.label) == (dag, 2, 0.3)

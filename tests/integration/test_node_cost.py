@@ -86,8 +86,8 @@ def test_an_accepted_first_delivery_costs_stage1_nothing_and_the_router_one_roun
     [entry] = read_all(deps.redis, deps.keys.results("c1"))
     assert isinstance(entry.payload, ReviewResult)
     key = "c1:n1:1"
-    assert deps.gate.attempts.get("c1", "n1", 1) is not None, "the record came with the entry"
-    assert deps.gate.marks.is_done(key), "and the bookkeeping mark"
+    assert deps.records.attempts.get("c1", "n1", 1) is not None, "the record came with the entry"
+    assert deps.records.marks.is_done(key), "and the bookkeeping mark"
     assert not deps.redis.exists(deps.keys.tries("router", key))
 
 

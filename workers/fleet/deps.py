@@ -25,7 +25,11 @@ from workers.judges.ratelimit import RateLimitedJudge
 from workers.judges.wall import model_wall_judge
 from workers.keys import Keys
 from workers.observe.traced_judge import TracedJudge
+from workers.records.attempts import AttemptStore
+from workers.records.bookkeeping import Bookkeeping
 from workers.records.calibration import CalibrationStore
+from workers.records.marks import BookkeepingMarks
+from workers.records.outcomes import OutcomeStore
 from workers.results.dags import DagRegistry
 from workers.results.ledger import CostLedger
 from workers.results.stream import ResultStream
@@ -43,9 +47,11 @@ class Deps:
     ledger: CostLedger
     tries: TryCounter
     gate: HumanGate
-    """The human gate: review queue, attempt records, labelled outcomes."""
+    """The human gate: the review queue and the verdict desk."""
     dags: DagRegistry
     """Registered DAG shapes: Stage 1 derives a request's missing downstream from them."""
+    records: Bookkeeping
+    """Each review's memory: the history read before the verdict, the publish bookkeeping."""
     calibration: CalibrationStore
     """The learned router's model, cached for the process; None from it means the prior."""
     wall_judge: WallJudge | None = None
@@ -66,6 +72,7 @@ def build_deps(settings: Settings, *, judge: Judge | None = None) -> Deps:
     else:
         base = guarded = judge
     served = TracedJudge(guarded, type(base).__name__)
+    records = build_records(client, settings)
     return Deps(
         settings=settings,
         redis=client,
@@ -78,12 +85,25 @@ def build_deps(settings: Settings, *, judge: Judge | None = None) -> Deps:
         judge=served,
         ledger=CostLedger(client, settings.keys),
         tries=TryCounter(client, settings.keys, ttl_s=settings.visibility_timeout_s * 4),
-        gate=build_gate(client, settings),
+        gate=build_gate(client, settings, attempts=records.attempts, outcomes=records.outcomes),
         dags=DagRegistry(client, settings.keys, ttl_s=settings.stream_retention_s),
+        records=records,
         calibration=CalibrationStore(
             client, settings.keys, refresh_s=settings.calibration_refresh_s
         ),
         wall_judge=None if isinstance(base, BuiltinJudge) else model_wall_judge(served),
+    )
+
+
+def build_records(client: redis.Redis, settings: Settings) -> Bookkeeping:
+    """The review memory of the deployment ``settings`` describe, on ``client``."""
+    keys, retention_s = settings.keys, settings.stream_retention_s
+    return Bookkeeping(
+        attempts=AttemptStore(client, keys, kept=settings.attempts_kept, ttl_s=retention_s),
+        outcomes=OutcomeStore(
+            client, keys, kept=settings.outcomes_kept, ttl_s=settings.outcome_retention_s
+        ),
+        marks=BookkeepingMarks(client, keys, ttl_s=retention_s),
     )
 
 

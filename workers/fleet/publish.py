@@ -1,10 +1,12 @@
 """Publication of a finished review: once on its stream, its cost charged once with it.
 
-The node's attempt record goes in the same script as the entry; the labels the result
-carries are recorded after it and, when it waits for a person, it is put in the human
-review queue. A worker killed between the entry and that bookkeeping leaves a redelivery
-that finds the entry published: it finishes the bookkeeping (``HumanGate.after_publish``),
-adding nothing twice. An accepted node has nothing after the entry: one round trip.
+The review memory (``Deps.records``, ``workers.records.bookkeeping``) does the rest, in
+one call: the booking (the node's attempt record, and the mark when nothing follows)
+goes in the same script as the entry; after it, the labels the result carries, the
+human gate's queue when it waits for a person, and the mark. A worker killed between
+the entry and that bookkeeping leaves a redelivery that finds the entry published: it
+finishes the bookkeeping, adding nothing twice. An accepted node has nothing after the
+entry: one round trip.
 """
 
 from __future__ import annotations
@@ -13,6 +15,8 @@ from schemas.request import ReviewRequest, review_key
 from schemas.result import ReviewResult
 from workers.fleet.deps import Deps
 from workers.observe import spans
+from workers.results.booking import Booking
+from workers.results.stream import Published
 
 
 def publish(
@@ -27,9 +31,12 @@ def publish(
     if result.envelope.review_cost_usd > 0:
         key = review_key(result.dag_id, result.node_id, result.attempt)
         charge = deps.ledger.pending_charge(result.dag_id, key, result.envelope.review_cost_usd)
-    booking = deps.gate.booking(result, request)
-    published = deps.stream.publish_result(
-        result, traceparent=traceparent, charge=charge, booking=booking
-    )
-    spans.note_published(result, added=published.added, entry_id=published.entry_id)
-    deps.gate.after_publish(result, request, added=published.added, booking=booking)
+
+    def write(booking: Booking) -> Published:
+        published = deps.stream.publish_result(
+            result, traceparent=traceparent, charge=charge, booking=booking
+        )
+        spans.note_published(result, added=published.added, entry_id=published.entry_id)
+        return published
+
+    deps.records.publish(result, request, write, deps.gate)

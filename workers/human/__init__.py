@@ -1,7 +1,8 @@
-"""The human gate: review queue, verdicts back on the stream, attempts, outcomes.
+"""The human gate: the review queue, verdicts back on the stream, the review page.
 
-Imports point one way: this package reads the engine, the judges' level below it and
-the results stream; the fleet and the local tools import it, never the reverse.
+Imports point one way: this package reads the engine, the review memory
+(``workers.records``) and the results stream; the fleet, the client and the local tools
+import it, never the reverse.
 """
 
 from workers.human.gate import HumanGate, build_gate

@@ -135,16 +135,16 @@ def export(
     Exits 1 with one line when Redis does not answer (before writing anything).
     """
     from workers.connections import redis_client
-    from workers.human import build_gate
+    from workers.fleet.deps import build_records
 
     settings = settings_or_exit()
     client = redis_client(settings, max_connections=2)
     count = 0
     try:
         client.ping()  # no Redis: one line and exit 1, and no empty --out file left behind
-        gate = build_gate(client, settings)
+        outcomes = build_records(client, settings).outcomes
         with Path(out).open("w", encoding="utf-8") if out else nullcontext(sys.stdout) as sink:
-            for outcome in gate.outcomes.export(skill=skill, evaluator=evaluator):
+            for outcome in outcomes.export(skill=skill, evaluator=evaluator):
                 sink.write(outcome.model_dump_json() + "\n")
                 count += 1
     finally:

@@ -1,4 +1,6 @@
 """Each review's memory: attempts, labelled outcomes, bookkeeping marks, calibration.
 
-Kept in Redis, and built once per process in ``Deps``; no module keeps a store of its own.
+Kept in Redis. A worker builds it once, in ``Deps``: ``Deps.records`` (``Bookkeeping``:
+the history read before a verdict, the bookkeeping written with a result's entry) and
+``Deps.calibration``; no module keeps a store of its own.
 """

@@ -1,11 +1,11 @@
 """Publication's one script: the entry once, with its charge, attempt record and mark.
 
-A result's bookkeeping (``workers.human.gate``) remembers the node's attempt and, for
-some results, records labels and queues the attempt for a person. The attempt record
-and, when nothing else follows, the mark that the bookkeeping is done go in the script
-that adds the entry (``workers.results.stream``): one round trip for the accepted node,
-and no entry without its record, whatever kills the worker. Every key here is the DAG's
-or the review's, as the entry's.
+A result's bookkeeping (``workers.records.bookkeeping``) remembers the node's attempt and,
+for some results, records labels and has the human gate queue the attempt for a person.
+The attempt record and, when nothing else follows, the mark that the bookkeeping is
+done go in the script that adds the entry (``workers.results.stream``): one round trip
+for the accepted node, and no entry without its record, whatever kills the worker.
+Every key here is the DAG's or the review's, as the entry's.
 """
 
 from __future__ import annotations
@@ -77,7 +77,7 @@ class AttemptWrite:
 
 @dataclass(frozen=True, slots=True)
 class Booking:
-    """What the publish script writes besides the entry (``HumanGate.booking``)."""
+    """What the publish script writes besides the entry (``Bookkeeping.publish``)."""
 
     attempt: AttemptWrite
     mark: str | None = None

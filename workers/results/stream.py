@@ -88,7 +88,7 @@ class ResultStream:
     ) -> Published:
         """Add ``result`` to its DAG's stream unless its review key is already there.
 
-        ``charge`` (``CostLedger.pending_charge``) and ``booking`` (``HumanGate.booking``)
+        ``charge`` (``CostLedger.pending_charge``) and ``booking`` (``Bookkeeping.publish``)
         are applied in the same script, only when the entry is added: one round trip, and
         no entry without its charge and its attempt record.
         """

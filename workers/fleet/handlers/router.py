@@ -43,7 +43,7 @@ def handle_router(
             routed = RoutedReview(report=report, escalation=escalation)
             return Hop(TaskName.STAGE2, (identity_json, request_json, routed.model_dump_json()))
         trace_id = tracecontext.trace_id_of(traceparent)
-        request = deps.gate.with_history(request)  # the fleet's attempts when none sent
+        request = deps.records.with_history(request)  # the fleet's attempts when none sent
         result = finalize(request, report, escalation, None, trace_id=trace_id)
         publish(result, request, deps, traceparent=traceparent)
         return None

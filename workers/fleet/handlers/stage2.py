@@ -46,7 +46,7 @@ def handle_stage2(
             return CLAIM_WAIT
         spans.note_stage2(request, stage2)
         trace_id = tracecontext.trace_id_of(traceparent)
-        request = deps.gate.with_history(request)  # the fleet's attempts when none sent
+        request = deps.records.with_history(request)  # the fleet's attempts when none sent
         result = finalize(request, routed.report, routed.escalation, stage2, trace_id=trace_id)
         publish(result, request, deps, traceparent=traceparent)
         return None
