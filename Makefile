@@ -2,7 +2,7 @@
 VENV ?= .venv
 PY ?= $(VENV)/bin/python
 
-.PHONY: install demo test lint typecheck check bench schemas sizes local-model local-model-test
+.PHONY: install demo test lint typecheck check bench schemas sizes house local-model local-model-test
 
 $(VENV)/bin/python:
 	python3 -m venv $(VENV)
@@ -34,6 +34,10 @@ check: test
 
 schemas:
 	$(PY) -m schemas.export
+
+# docs/house.md: the rooms and the engine's layers, drawn from the imports the code makes.
+house:
+	$(PY) -m tests.house_picture
 
 # A soft report, not a rule: the fifteen largest modules, where a split may be due.
 sizes:
