@@ -77,6 +77,8 @@ def test_a_broker_connection_keeps_the_fleets_transport_when_it_fails_over() -> 
                 connection.maybe_switch_next()
                 assert connection.transport_cls == SENTINEL_TRANSPORT
                 assert type(connection.transport) is SentinelTransport
+                # The first address's password and database (the others name none).
+                assert (connection.password, connection.virtual_host) == ("s@cret", "2")
         # The restorer hands deliveries back through a clone (``workers/fleet/recovery.py``).
         assert connections[0].clone().transport_cls == SENTINEL_TRANSPORT
     finally:

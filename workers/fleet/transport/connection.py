@@ -9,6 +9,12 @@ hand-back when Redis comes back, no reserved sets (a tag our take had recorded s
 set when kombu's QoS acked it, and KEDA counted it in flight for ever; nothing taken after
 the failover was counted at all), and kombu's restore sweep, which reconciles nothing.
 
+The same switch replaced the first address's password with the next one's, which has none
+(the fleet's URL puts it on the first address only, ``workers/redis_urls.py``): a primary
+that asks for one would answer ``NOAUTH`` (an ``AuthenticationError``, so kombu tries the
+next address) until kombu came round to the first again; not tried against such a group.
+The credentials stay too, unless the next address names its own.
+
 The Celery app builds every broker connection (the consumer's, remote control's, the
 producer pool's, and their clones) from ``FleetAMQP.Connection`` (``workers/fleet/app.py``).
 """
@@ -25,10 +31,12 @@ class FleetConnection(Connection):
     """kombu's connection; a failover moves its address, never its transport."""
 
     def switch(self, conn_str: str) -> None:
-        """Move to ``conn_str``, keeping the transport."""
-        transport = self.transport_cls
+        """Move to ``conn_str``, keeping the transport, and the credentials it names none of."""
+        transport, userid, password = self.transport_cls, self.userid, self.password
         super().switch(conn_str)  # type: ignore[no-untyped-call]  # kombu's, untyped
         self.transport_cls = transport
+        if self.userid is None and self.password is None:
+            self.userid, self.password = userid, password
 
     def Pool(self, limit: int | None = None, **kwargs: Any) -> ConnectionPool:
         """A pool of connections like this one (Celery's producer pool)."""
