@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 
 from workers.connections import BlockingSentinelPool, redis_client
-from workers.fleet.app import celery_config
-from workers.fleet.transport.sentinel import SENTINEL_TRANSPORT
+from workers.fleet.app import celery_config, create_app
+from workers.fleet.transport.sentinel import SENTINEL_TRANSPORT, SentinelTransport
 from workers.redis_urls import ClusterUrl, SentinelUrl, parse_cluster_url, parse_sentinel_url
 from workers.settings import Settings
 
@@ -60,6 +60,31 @@ def test_state_connections_and_the_broker_go_through_the_sentinels() -> None:
     assert config["broker_transport"] == SENTINEL_TRANSPORT
     assert config["broker_transport_options"]["master_name"] == "primary-a"
     assert config["broker_url"] == THREE
+
+
+def test_a_broker_connection_keeps_the_fleets_transport_when_it_fails_over() -> None:
+    """kombu moves a connection to the next address with the transport its scheme names.
+
+    Every worker that rode out a Sentinel failover then ran kombu's own Sentinel channel: no
+    safe take, no quarantine, no reserved sets (issue 22, item 7). Nothing connects here.
+    """
+    app = create_app(Settings(redis_url=THREE, redis_sentinel_master="primary-a"))
+    pool = app.pool  # the producers' connections, as well as the consumer's and control's
+    connections = [app.connection_for_read(), app.connection_for_write(), pool.acquire()]
+    try:
+        for connection in connections:
+            for _ in range(3):  # round the three Sentinels' addresses and back to the first
+                connection.maybe_switch_next()
+                assert connection.transport_cls == SENTINEL_TRANSPORT
+                assert type(connection.transport) is SentinelTransport
+                # The first address's password and database (the others name none).
+                assert (connection.password, connection.virtual_host) == ("s@cret", "2")
+        # The restorer hands deliveries back through a clone (``workers/fleet/recovery.py``).
+        assert connections[0].clone().transport_cls == SENTINEL_TRANSPORT
+    finally:
+        connections[2].release()
+        pool.force_close_all()
+        app.close()
 
 
 CLUSTER = "cluster://app:s%40cret@10.0.0.1:7000;cluster://10.0.0.2:7001"

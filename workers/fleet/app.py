@@ -39,7 +39,9 @@ Why each reliability setting (docs/architecture.md, "What the stack promises"):
   accepts only our task names, and messages up to ``message_limit``.
 - ``sentinel://`` URLs: the same channel on kombu's Sentinel pools
   (``workers/fleet/transport/sentinel.py``): after a failover a worker reconnects to the promoted
-  replica as after a Redis restart, and what it held comes back as after a kill.
+  replica as after a Redis restart, and what it held comes back as after a kill. Its
+  connections keep that channel when kombu moves them to the next Sentinel's address
+  (``transport/connection.py``; kombu would take kombu's own transport from the scheme).
 """
 
 from __future__ import annotations
@@ -52,6 +54,7 @@ from celery import Celery, Task
 from celery.exceptions import Reject, SoftTimeLimitExceeded
 
 from workers.fleet.queues import TASK_ROUTES, Queue, TaskName
+from workers.fleet.transport.connection import FleetAMQP
 from workers.fleet.transport.redis_transport import TRANSPORT
 from workers.fleet.transport.sentinel import SENTINEL_TRANSPORT
 from workers.redis_urls import is_sentinel
@@ -231,7 +234,10 @@ def create_app(settings: Settings) -> Celery:
     a client that only sends tasks never does.
     """
     celery = Celery(
-        "windags", include=["workers.fleet.tasks", "workers.fleet.signals"], task_cls=ReviewTask
+        "windags",
+        include=["workers.fleet.tasks", "workers.fleet.signals"],
+        task_cls=ReviewTask,
+        amqp=FleetAMQP,
     )
     celery.conf.update(celery_config(settings))
     celery.conf.windags_settings = settings

@@ -72,9 +72,9 @@ class QoS(kombu_redis.QoS):
 
         The take records a tag in both in one script and an ack or a restore removes it from
         both in one transaction, so a tag without its record was left by some other way
-        out of ``unacked``; KEDA must not count it in flight for ever. (After a Sentinel
-        failover the fault test finds 14 to 22 such tags that no later sweep removes: open,
-        see deploy/README.md.)
+        out of ``unacked`` (kombu's own QoS, which a worker ran after a Sentinel failover
+        until its connections kept our transport: ``connection.py``); KEDA must not count
+        it in flight for ever.
         """
         super().restore_visible(start, num, interval)
         keys = [self.channel.broker_key(k) for k in self.channel.reserved_keys.values()]
