@@ -7,11 +7,10 @@ another reads it. Imports under ``if TYPE_CHECKING:`` do not count (they never r
 
 from __future__ import annotations
 
-import ast
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 
-from tests.test_imports import ROOT, typing_only_nodes
+from tests.test_imports import ROOT, run_time_imports
 
 PACKAGES = ("workers", "schemas")
 
@@ -27,22 +26,13 @@ def module_name(path: Path) -> str:
 def edges(source: str, known: Iterable[str]) -> set[str]:
     """The known modules ``source`` imports at run time."""
     modules = set(known)
-    tree = ast.parse(source)
-    skipped = typing_only_nodes(tree)
     found: set[str] = set()
-    for node in ast.walk(tree):
-        if id(node) in skipped:
-            continue
-        if isinstance(node, ast.Import):
-            names = [alias.name for alias in node.names]
-        elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
-            subs = [f"{node.module}.{alias.name}" for alias in node.names]
-            names = [s for s in subs if s in modules]
-            if len(names) < len(subs):
-                names.append(node.module)  # a name the module itself defines
-        else:
-            continue
-        for name in names:
+    for module, names in run_time_imports(source):
+        subs = [f"{module}.{name}" for name in names]
+        targets = [s for s in subs if s in modules]
+        if len(targets) < len(subs) or not subs:
+            targets.append(module)  # the module itself, or a name it defines
+        for name in targets:
             while name and name not in modules:
                 name = name.rpartition(".")[0]
             if name:

@@ -8,6 +8,7 @@ do not count (they never run). The rules in words are in docs/architecture.md.
 from __future__ import annotations
 
 import ast
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -116,19 +117,28 @@ def typing_only_nodes(tree: ast.AST) -> set[int]:
     }
 
 
-def imported(source: str) -> set[str]:
-    """Modules ``source`` imports at run time (``from a import b`` counts ``a.b`` too)."""
+def run_time_imports(source: str) -> Iterator[tuple[str, tuple[str, ...]]]:
+    """(module, names) of each import ``source`` makes at run time.
+
+    ``import a.b`` gives ``("a.b", ())``; ``from a import b, c`` gives ``("a", ("b", "c"))``.
+    """
     tree = ast.parse(source)
     typing_only = typing_only_nodes(tree)
-    found: set[str] = set()
     for node in ast.walk(tree):
         if id(node) in typing_only:
             continue
         if isinstance(node, ast.Import):
-            found.update(alias.name for alias in node.names)
+            yield from ((alias.name, ()) for alias in node.names)
         elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
-            found.add(node.module)
-            found.update(f"{node.module}.{alias.name}" for alias in node.names)
+            yield node.module, tuple(alias.name for alias in node.names)
+
+
+def imported(source: str) -> set[str]:
+    """Modules ``source`` imports at run time (``from a import b`` counts ``a.b`` too)."""
+    found: set[str] = set()
+    for module, names in run_time_imports(source):
+        found.add(module)
+        found.update(f"{module}.{name}" for name in names)
     return found
 
 
