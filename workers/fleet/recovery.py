@@ -141,6 +141,7 @@ class Restorer:
         self._thread: threading.Thread | None = None
         self._every_s = every_s
         self._wake = threading.Event()
+        self._trying = 0  # tags of the batch the thread is handing back now
 
     def keep(self, connection: Any, tags: list[Any], *, since: float) -> None:
         """Hand ``tags`` back through ``connection`` (a clone) once Redis answers again."""
@@ -159,9 +160,9 @@ class Restorer:
         log.warning("Redis is away: %d held deliveries go back when it answers", count)
 
     def count(self) -> int:
-        """Tags waiting to be handed back."""
+        """Tags waiting to be handed back, the batch being tried included."""
         with self._lock:
-            return sum(len(p.tags) for p in self._pending.values())
+            return self._trying + sum(len(p.tags) for p in self._pending.values())
 
     def _run(self) -> None:
         while True:
@@ -171,13 +172,16 @@ class Restorer:
                     return
                 key, pending = next(iter(self._pending.items()))
                 self._pending.pop(key)
+                self._trying = len(pending.tags)
             left = self._restore(pending)
-            if left:
-                with self._lock:
+            with self._lock:
+                self._trying = 0
+                if left:
                     again = self._pending.setdefault(key, _Pending(pending.connect, pending.since))
                     again.since = max(again.since, pending.since)
                     again.tags[:0] = left
                     again.rounds = max(again.rounds, pending.rounds)
+            if left:
                 self._wake.wait(self._every_s)
                 self._wake.clear()
 
