@@ -23,7 +23,7 @@ from tests.verdicts import paid_verdict
 from workers.fleet.deps import Deps, build_deps
 from workers.fleet.guard import Delivery
 from workers.fleet.handlers import handle_router, handle_stage1, handle_stage2
-from workers.fleet.next_hop import Hop
+from workers.fleet.next_hop import CLAIM_WAIT, Hop
 from workers.fleet.queues import TaskName
 from workers.fleet.replay import REPLAY_HEADER, ReplayOf
 from workers.fleet.tasks import delivery_of
@@ -67,7 +67,8 @@ def _entries(deps: Deps, dag: str) -> list[ReviewResult | ReviewError]:
 
 
 @pytest.mark.parametrize(
-    ("delivery", "dead_lettered"), [(Delivery.REPLAY, False), (Delivery.UNKNOWN, True)]
+    ("delivery", "dead_lettered"),
+    [(Delivery.REPLAY, False), (Delivery.FIRST_REPLAY, False), (Delivery.UNKNOWN, True)],
 )
 def test_a_replayed_stage2_try_is_not_counted_again(
     deps: Deps, judge: ScriptedJudge, delivery: Delivery, dead_lettered: bool
@@ -115,6 +116,34 @@ def test_a_replayed_router_try_is_not_counted_again(
         assert int(deps.redis.get(counter) or 0) == LIMIT - 1
 
 
+def _at_stage2(deps: Deps, dag: str) -> tuple[str, str, str]:
+    identity, request, report = _at_router(deps, dag).args
+    hop = handle_router(identity, request, report, deps)
+    assert isinstance(hop, Hop) and hop.task is TaskName.STAGE2
+    return identity, request, hop.args[2]
+
+
+@pytest.mark.parametrize(
+    ("delivery", "left"), [(Delivery.UNKNOWN, LIMIT - 1), (Delivery.REPLAY, LIMIT - 2)]
+)
+def test_a_wait_for_the_claim_is_no_try_even_for_a_replay(
+    deps: Deps, delivery: Delivery, left: int
+) -> None:
+    dag = f"cw-{delivery.value}"
+    identity, request, routed = _at_stage2(deps, dag)
+    key = f"{dag}:release-notes:1"
+    counter = deps.keys.tries("stage2", key)
+    deps.redis.set(counter, LIMIT - 1)
+    # The interrupted try still runs (its thread outlived the connection) and holds the claim.
+    deps.redis.set(deps.keys.stage2_claim(key), "1", ex=60)
+
+    assert handle_stage2(identity, request, routed, deps, delivery=delivery) == CLAIM_WAIT
+
+    # The wait's retry counts one try: the same as the try this delivery was, or replayed.
+    assert int(deps.redis.get(counter) or 0) == left
+    assert _entries(deps, dag) == []
+
+
 def _task(**request: Any) -> Any:
     fields = {"delivery_info": {}, "retries": 0, **request}
     return SimpleNamespace(request=Context(fields))
@@ -127,7 +156,7 @@ def _task(**request: Any) -> Any:
         ({"delivery_info": {"redelivered": True}}, Delivery.AGAIN),
         ({"retries": 1}, Delivery.AGAIN),
         # A hand-back marks the message redelivered (kombu) and a replay (ours).
-        ({"redelivered": True, REPLAY_HEADER: f"{ReplayOf.FIRST}:0"}, Delivery.FIRST),
+        ({"redelivered": True, REPLAY_HEADER: f"{ReplayOf.FIRST}:0"}, Delivery.FIRST_REPLAY),
         ({"redelivered": True, REPLAY_HEADER: f"{ReplayOf.AGAIN}:0"}, Delivery.REPLAY),
         ({"retries": 2, REPLAY_HEADER: f"{ReplayOf.FIRST}:2"}, Delivery.REPLAY),
         # A Celery retry copies its task's headers: a mark of another message is no mark.

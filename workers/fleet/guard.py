@@ -42,6 +42,9 @@ class Delivery(StrEnum):
     REPLAY = "replay"
     """A live worker's hand-back (its Redis connection died) of a delivery that was not
     the first: that try is already counted, and this one is the same try again."""
+    FIRST_REPLAY = "first_replay"
+    """A hand-back of a first delivery: still the first try where the first goes uncounted
+    (``Job.counts_lazily``); elsewhere that try counted itself, and this is the same one."""
     UNKNOWN = "unknown"
     """Not told (a handler driven directly): every try is counted as it runs."""
 
@@ -104,8 +107,7 @@ def guarded(job: Job, deps: Deps, work: Callable[[bool], Outcome]) -> Outcome:
     count, bumped = _count(job, deps)
     limit = deps.settings.max_task_tries
     if count.tries > limit and job.claim is not None and deps.redis.exists(job.claim):
-        if bumped:
-            deps.tries.unbump(job.stage.value, job.identity)
+        _uncount_wait(job, bumped, deps)
         return CLAIM_WAIT
     if count.tries > limit:
         why = f"{job.stage.value} did not finish in {limit} tries "
@@ -129,17 +131,29 @@ def guarded(job: Job, deps: Deps, work: Callable[[bool], Outcome]) -> Outcome:
         _give_up(job, why, count.tries, deps)
         return None
     if isinstance(outcome, RetryLater) and not outcome.counted and not job.counts_lazily:
-        if bumped:
-            deps.tries.unbump(job.stage.value, job.identity)
+        _uncount_wait(job, bumped, deps)
     return outcome
+
+
+_REPLAYS = frozenset({Delivery.REPLAY, Delivery.FIRST_REPLAY})
+
+
+def _uncount_wait(job: Job, bumped: bool, deps: Deps) -> None:
+    """A wait is no try: its retry counts one, so take one back.
+
+    This delivery's own count; or, for a replay that counted none (its try counted
+    itself), the count the retry adds: the interrupted try, resumed, is still that try.
+    """
+    if bumped or job.delivery in _REPLAYS:
+        deps.tries.unbump(job.stage.value, job.identity)
 
 
 def _count(job: Job, deps: Deps) -> tuple[TryCount, bool]:
     """This delivery's place in the review's tries (``Delivery``), and whether it counted."""
-    if job.counts_lazily and job.delivery is Delivery.FIRST:
+    if job.counts_lazily and job.delivery in (Delivery.FIRST, Delivery.FIRST_REPLAY):
         return TryCount(1), False  # nothing written: the first delivery of its message
     stage, identity, published = job.stage.value, job.identity, job.check_published
-    if job.delivery is Delivery.REPLAY:
+    if job.delivery in _REPLAYS:
         # The try it replays counted itself if it had started; one handed back before it
         # started is counted one short (a broker outage is not the task's fault).
         seen = deps.tries.peek(stage, identity, check_published=published)
