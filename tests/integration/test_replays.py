@@ -14,6 +14,7 @@ from types import SimpleNamespace
 from typing import Any
 
 import pytest
+import redis
 from celery.app.task import Context
 
 from schemas.result import ErrorCode, ReviewError, ReviewResult
@@ -21,10 +22,10 @@ from tests.infrastructure import leased_database
 from tests.integration.support import sample
 from tests.verdicts import paid_verdict
 from workers.fleet.deps import Deps, build_deps
-from workers.fleet.guard import Delivery
+from workers.fleet.guard import Delivery, Job, guarded
 from workers.fleet.handlers import handle_router, handle_stage1, handle_stage2
 from workers.fleet.next_hop import CLAIM_WAIT, Hop
-from workers.fleet.queues import TaskName
+from workers.fleet.queues import Queue, TaskName
 from workers.fleet.replay import REPLAY_HEADER, ReplayOf
 from workers.fleet.tasks import delivery_of
 from workers.results.stream import read_all
@@ -121,6 +122,33 @@ def _at_stage2(deps: Deps, dag: str) -> tuple[str, str, str]:
     hop = handle_router(identity, request, report, deps)
     assert isinstance(hop, Hop) and hop.task is TaskName.STAGE2
     return identity, request, hop.args[2]
+
+
+@pytest.mark.parametrize(
+    ("fault", "dead_lettered"),
+    [(redis.ConnectionError("Redis went away"), False), (ValueError("a bug"), True)],
+)
+def test_an_outage_met_inside_a_try_is_no_failed_try(
+    deps: Deps, fault: Exception, dead_lettered: bool
+) -> None:
+    dag = f"of-{type(fault).__name__}"
+    identity, request, _ = _at_stage2(deps, dag)
+    job = Job.of_hop(Queue.STAGE2, identity, request)
+    counter = deps.keys.tries("stage2", f"{dag}:release-notes:1")
+    deps.redis.set(counter, LIMIT - 1)  # this delivery is the last try allowed
+
+    def work(published: bool) -> None:
+        raise fault
+
+    if dead_lettered:  # the try's own failure, at the limit
+        assert guarded(job, deps, work) is None
+        [entry] = _entries(deps, dag)
+        assert isinstance(entry, ReviewError) and entry.code is ErrorCode.POISON
+    else:  # the task hands the message back as a replay of this try (workers/fleet/outage.py)
+        with pytest.raises(redis.ConnectionError):
+            guarded(job, deps, work)
+        assert _entries(deps, dag) == []
+    assert int(deps.redis.get(counter) or 0) == LIMIT
 
 
 @pytest.mark.parametrize(

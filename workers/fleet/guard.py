@@ -10,6 +10,10 @@ its message: a stage with no claim counts nothing then, and every later delivery
 one more than the counter says. An accepted node's Stage 1 and router cost no round trip
 for the count; a task that kills its worker is still dead-lettered after the same number
 of tries, since every delivery after the first is counted.
+
+An outage is not a try's failure: a connection fault of Redis that the work meets goes
+through uncounted, and the task hands its message back as a replay of this try
+(``workers/fleet/outage.py``).
 """
 
 from __future__ import annotations
@@ -24,6 +28,7 @@ from pydantic import ValidationError
 from schemas.hops import ReviewIdentity
 from workers.fleet.deps import Deps
 from workers.fleet.next_hop import CLAIM_WAIT, Outcome, RetryLater
+from workers.fleet.outage import CONNECTION_FAULTS
 from workers.fleet.queues import Queue
 from workers.fleet.refusals import as_text, dead_letter
 from workers.fleet.tries import TryCount, digest
@@ -115,6 +120,8 @@ def guarded(job: Job, deps: Deps, work: Callable[[bool], Outcome]) -> Outcome:
         return None
     try:
         outcome = work(count.published)
+    except CONNECTION_FAULTS:
+        raise  # an outage interrupted this try: replayed, not counted (``fleet/outage.py``)
     except Exception as exc:  # the poison-task boundary: anything else would loop or vanish
         error = f"{type(exc).__name__}: {exc}"[:500]
         log.warning(

@@ -24,7 +24,16 @@ from typing import Any, Final, Protocol
 
 from workers.fleet.replay import mark
 
-__all__ = ["RESTORER", "Restorer", "disowned", "hand_back", "mark", "taken_before"]
+__all__ = [
+    "RESTORER",
+    "Restorer",
+    "disowned",
+    "hand_back",
+    "interrupted",
+    "mark",
+    "replays",
+    "taken_before",
+]
 
 log = logging.getLogger("windags.transport")
 
@@ -54,6 +63,8 @@ class RestoringQoS(Protocol):
 
 #: The attribute of a QoS that holds the tags it handed back.
 _HANDED_BACK: Final = "_windags_handed_back"
+#: The attribute of a QoS that holds the tags whose try an outage interrupted.
+_INTERRUPTED: Final = "_windags_interrupted"
 
 
 def hand_back(qos: RestoringQoS, client: Any = None) -> None:
@@ -121,6 +132,24 @@ def disowned(qos: object, tag: Any) -> bool:
     if not handed_back or tag not in handed_back:
         return False  # kept: Celery may ack or reject one delivery more than once
     log.info("delivery %s was handed back: its late ack or reject is dropped", tag)
+    return True
+
+
+def interrupted(qos: object, tag: Any) -> None:
+    """The try of ``tag`` met an outage: its requeue is a replay (``workers/fleet/outage.py``)."""
+    tags: set[Any] | None = getattr(qos, _INTERRUPTED, None)
+    if tags is None:
+        tags = set()
+        setattr(qos, _INTERRUPTED, tags)
+    tags.add(tag)
+
+
+def replays(qos: object, tag: Any) -> bool:
+    """Whether a requeue of ``tag`` hands back an interrupted try; asked once per reject."""
+    tags: set[Any] | None = getattr(qos, _INTERRUPTED, None)
+    if not tags or tag not in tags:
+        return False
+    tags.discard(tag)
     return True
 
 
