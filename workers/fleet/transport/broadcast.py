@@ -64,10 +64,20 @@ def pubsub_client(channel: Any) -> Any:
     Its reads are bounded (``BoundedPubSub``), and its sockets leave the channel's poller
     before they close (``forget_socket``).
     """
-    params = {**channel._connparams(asynchronous=True), "retry_on_timeout": False}
+    return bounded_pubsub(channel, redis.ConnectionPool(**pubsub_params(channel)))
+
+
+def pubsub_params(channel: Any) -> dict[str, Any]:
+    """The channel's connection parameters for its pub/sub pool (``pubsub_client``)."""
+    params: dict[str, Any] = {**channel._connparams(asynchronous=True), "retry_on_timeout": False}
     params["connection_class"] = _leaving_the_poller(params["connection_class"], channel)
+    return params
+
+
+def bounded_pubsub(channel: Any, pool: redis.ConnectionPool) -> BoundedPubSub:
+    """The channel's pub/sub client on ``pool`` (made with ``pubsub_params``)."""
     prefix = getattr(channel, "global_keyprefix", None) or ""
-    return BoundedPubSub(redis.ConnectionPool(**params), global_keyprefix=prefix)
+    return BoundedPubSub(pool, global_keyprefix=prefix)
 
 
 def _leaving_the_poller(base: type, channel: Any) -> type:
