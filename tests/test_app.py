@@ -10,6 +10,7 @@ import redis
 from celery.exceptions import Reject, SoftTimeLimitExceeded
 
 from workers.fleet.app import create_app
+from workers.fleet.outage import Interrupted
 from workers.settings import Settings
 
 APP = create_app(Settings(redis_url="redis://127.0.0.1:1/0"))
@@ -23,19 +24,23 @@ def _task_raising(exc: BaseException) -> Any:
 
 
 @pytest.mark.parametrize(
-    "fault",
+    ("fault", "replay"),
     [
-        redis.ConnectionError("Redis went away"),
-        kombu.exceptions.OperationalError("no broker"),
+        # An outage interrupted the try: its message goes back as a replay of it.
+        (redis.ConnectionError("Redis went away"), True),
+        (kombu.exceptions.OperationalError("no broker"), True),
         # Met outside the handlers' guard (a replaced prefork child building its judge).
-        SoftTimeLimitExceeded(),
+        (SoftTimeLimitExceeded(), False),
     ],
 )
-def test_a_connection_fault_escaping_a_task_requeues_its_message(fault: Exception) -> None:
+def test_a_connection_fault_escaping_a_task_requeues_its_message(
+    fault: Exception, replay: bool
+) -> None:
     with pytest.raises(Reject) as raised:
         _task_raising(fault)()
     assert raised.value.requeue is True
     assert raised.value.reason is fault
+    assert isinstance(raised.value, Interrupted) is replay
 
 
 def test_a_retry_that_could_not_be_published_requeues_instead_of_deleting() -> None:
@@ -45,6 +50,7 @@ def test_a_retry_that_could_not_be_published_requeues_instead_of_deleting() -> N
         _task_raising(Reject(unpublished, requeue=False))()
     assert raised.value.requeue is True
     assert raised.value.reason is unpublished
+    assert not isinstance(raised.value, Interrupted)  # it is that retry: it counts
 
 
 def test_any_other_reject_is_left_as_the_task_meant_it() -> None:

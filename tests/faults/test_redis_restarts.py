@@ -5,12 +5,17 @@ in ``unacked`` for the visibility timeout before anyone ran them again: 900 s by
 They must come back as soon as Redis answers (``workers/fleet/recovery.py``): every review
 on its stream, none lost, none twice, while the test waits a bounded time far below the
 visibility timeout. Nothing here asserts on a duration: the time to recover is recorded.
+
+An interrupted try is replayed, never counted (``workers/fleet/outage.py``): on the threads
+pool a review that the three restarts each caught mid-Ceiling was dead-lettered. On gevent a
+Stage 1 worker stopped consuming in about one run in ten, its remote control reading a
+pub/sub connection kombu had polled under another socket's number
+(``workers/fleet/transport/broadcast.py``).
 """
 
 from __future__ import annotations
 
 import json
-import os
 import shutil
 import tempfile
 import time
@@ -34,20 +39,7 @@ from tests.infrastructure import wait_until
 from workers.fleet.queues import Queue
 from workers.fleet.replay import REPLAY_HEADER
 
-#: Opt-in until issue 22 item 3 is closed: a connection fault inside a running handler
-#: (Redis going away mid-task) still counts as a try, so a review a restart hits three
-#: times is dead-lettered. Seen once in 6 threads runs, beside 4 passing prefork runs and a
-#: gevent hang (below); set WINDAGS_RUN_RESTART_FAULTS=1 to run it.
-OPT_IN = "WINDAGS_RUN_RESTART_FAULTS"
-
-pytestmark = [
-    pytest.mark.integration,
-    pytest.mark.slow,
-    pytest.mark.skipif(
-        not os.environ.get(OPT_IN),
-        reason=f"known defect, issue 22 item 3 open: run with {OPT_IN}=1",
-    ),
-]
+pytestmark = [pytest.mark.integration, pytest.mark.slow]
 
 REVIEWS = 240
 RESTARTS = 3
@@ -71,15 +63,7 @@ def server() -> Iterator[FaultServer]:
 #: The Procfile's threads; gevent, the launcher's pick where a model judge runs; prefork.
 POOLS = [
     pytest.param("threads", id="threads"),
-    pytest.param(
-        None,
-        id="gevent",
-        marks=pytest.mark.skip(
-            reason="known defect (issue 22, item 3 open): after a restart a gevent Stage 1 "
-            "worker can stop consuming, waiting forever in Celery's remote-control stop "
-            "(celery/worker/pidbox.py on_stop); about 1 run in 10 here"
-        ),
-    ),
+    pytest.param(None, id="gevent"),
     pytest.param("prefork", id="prefork"),
 ]
 

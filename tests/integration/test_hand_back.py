@@ -9,18 +9,23 @@ answers, marked as replays; the old channel's late acks no longer touch Redis.
 from __future__ import annotations
 
 import json
+import pickle
 import uuid
 from collections.abc import Iterator
 from typing import Any, cast
 
 import pytest
 import redis
+from billiard.einfo import ExceptionInfo
+from celery.exceptions import Reject
 from kombu import connection as kombu_connection
 from kombu import entity as kombu_entity
 
 from tests.infrastructure import require_redis_server, wait_until
-from workers.fleet import recovery
-from workers.fleet.app import celery_config
+from workers.fleet import recovery, tasks
+from workers.fleet.app import celery_config, create_app
+from workers.fleet.outage import Interrupted, InterruptibleRequest
+from workers.fleet.queues import TaskName
 from workers.fleet.replay import REPLAY_HEADER, ReplayOf
 from workers.fleet.transport.redis_transport import Transport
 from workers.local.redis_server import PrivateRedis
@@ -150,3 +155,44 @@ def test_a_hand_back_while_redis_answers_is_immediate_and_a_replay(
         assert db.hlen(settings.keys.unacked) == 0
     finally:
         db.close()
+
+
+@pytest.mark.parametrize(
+    ("raised", "replay"),
+    [
+        (Interrupted(redis.ConnectionError("Redis went away")), f"{ReplayOf.FIRST}:0"),
+        (Reject("a requeue of the task's own", requeue=True), None),
+    ],
+)
+def test_a_try_an_outage_interrupted_goes_back_as_a_replay_of_itself(
+    server: PrivateRedis, raised: Reject, replay: str | None
+) -> None:
+    """Where the worker's connection lived on (a state outage, a task quicker than the
+    consumer): the task's requeue marks the replay (``workers/fleet/outage.py``)."""
+    settings = _settings(server)
+    app = create_app(settings)
+    app.send_task(TaskName.STAGE1.value, args=["{}"])
+    connection = _connection(settings)
+    db = redis.Redis.from_url(server.url)
+    try:
+        [message] = _take(connection, 1)
+        task = app.tasks[tasks.stage1.name]
+        request = InterruptibleRequest(
+            message, app=app, task=task, on_reject=message.reject_log_error
+        )
+        # As a prefork child hands it to its parent.
+        raised = pickle.loads(pickle.dumps(raised))
+        try:
+            raise raised
+        except Reject:
+            request.on_failure(ExceptionInfo())
+
+        [queued] = _queued(db, settings)
+        assert queued["headers"].get(REPLAY_HEADER) == replay
+        assert queued["headers"]["redelivered"] is True
+        assert db.hlen(settings.keys.unacked) == 0
+        assert db.zcard(settings.keys.reserved(QUEUE)) == 0
+    finally:
+        connection.release()
+        db.close()
+        app.close()

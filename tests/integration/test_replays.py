@@ -14,6 +14,7 @@ from types import SimpleNamespace
 from typing import Any
 
 import pytest
+import redis
 from celery.app.task import Context
 
 from schemas.result import ErrorCode, ReviewError, ReviewResult
@@ -21,10 +22,10 @@ from tests.infrastructure import leased_database
 from tests.integration.support import sample
 from tests.verdicts import paid_verdict
 from workers.fleet.deps import Deps, build_deps
-from workers.fleet.guard import Delivery
+from workers.fleet.guard import Delivery, Job, guarded
 from workers.fleet.handlers import handle_router, handle_stage1, handle_stage2
-from workers.fleet.next_hop import Hop
-from workers.fleet.queues import TaskName
+from workers.fleet.next_hop import CLAIM_WAIT, Hop
+from workers.fleet.queues import Queue, TaskName
 from workers.fleet.replay import REPLAY_HEADER, ReplayOf
 from workers.fleet.tasks import delivery_of
 from workers.results.stream import read_all
@@ -67,7 +68,8 @@ def _entries(deps: Deps, dag: str) -> list[ReviewResult | ReviewError]:
 
 
 @pytest.mark.parametrize(
-    ("delivery", "dead_lettered"), [(Delivery.REPLAY, False), (Delivery.UNKNOWN, True)]
+    ("delivery", "dead_lettered"),
+    [(Delivery.REPLAY, False), (Delivery.FIRST_REPLAY, False), (Delivery.UNKNOWN, True)],
 )
 def test_a_replayed_stage2_try_is_not_counted_again(
     deps: Deps, judge: ScriptedJudge, delivery: Delivery, dead_lettered: bool
@@ -115,6 +117,61 @@ def test_a_replayed_router_try_is_not_counted_again(
         assert int(deps.redis.get(counter) or 0) == LIMIT - 1
 
 
+def _at_stage2(deps: Deps, dag: str) -> tuple[str, str, str]:
+    identity, request, report = _at_router(deps, dag).args
+    hop = handle_router(identity, request, report, deps)
+    assert isinstance(hop, Hop) and hop.task is TaskName.STAGE2
+    return identity, request, hop.args[2]
+
+
+@pytest.mark.parametrize(
+    ("fault", "dead_lettered"),
+    [(redis.ConnectionError("Redis went away"), False), (ValueError("a bug"), True)],
+)
+def test_an_outage_met_inside_a_try_is_no_failed_try(
+    deps: Deps, fault: Exception, dead_lettered: bool
+) -> None:
+    dag = f"of-{type(fault).__name__}"
+    identity, request, _ = _at_stage2(deps, dag)
+    job = Job.of_hop(Queue.STAGE2, identity, request)
+    counter = deps.keys.tries("stage2", f"{dag}:release-notes:1")
+    deps.redis.set(counter, LIMIT - 1)  # this delivery is the last try allowed
+
+    def work(published: bool) -> None:
+        raise fault
+
+    if dead_lettered:  # the try's own failure, at the limit
+        assert guarded(job, deps, work) is None
+        [entry] = _entries(deps, dag)
+        assert isinstance(entry, ReviewError) and entry.code is ErrorCode.POISON
+    else:  # the task hands the message back as a replay of this try (workers/fleet/outage.py)
+        with pytest.raises(redis.ConnectionError):
+            guarded(job, deps, work)
+        assert _entries(deps, dag) == []
+    assert int(deps.redis.get(counter) or 0) == LIMIT
+
+
+@pytest.mark.parametrize(
+    ("delivery", "left"), [(Delivery.UNKNOWN, LIMIT - 1), (Delivery.REPLAY, LIMIT - 2)]
+)
+def test_a_wait_for_the_claim_is_no_try_even_for_a_replay(
+    deps: Deps, delivery: Delivery, left: int
+) -> None:
+    dag = f"cw-{delivery.value}"
+    identity, request, routed = _at_stage2(deps, dag)
+    key = f"{dag}:release-notes:1"
+    counter = deps.keys.tries("stage2", key)
+    deps.redis.set(counter, LIMIT - 1)
+    # The interrupted try still runs (its thread outlived the connection) and holds the claim.
+    deps.redis.set(deps.keys.stage2_claim(key), "1", ex=60)
+
+    assert handle_stage2(identity, request, routed, deps, delivery=delivery) == CLAIM_WAIT
+
+    # The wait's retry counts one try: the same as the try this delivery was, or replayed.
+    assert int(deps.redis.get(counter) or 0) == left
+    assert _entries(deps, dag) == []
+
+
 def _task(**request: Any) -> Any:
     fields = {"delivery_info": {}, "retries": 0, **request}
     return SimpleNamespace(request=Context(fields))
@@ -127,7 +184,7 @@ def _task(**request: Any) -> Any:
         ({"delivery_info": {"redelivered": True}}, Delivery.AGAIN),
         ({"retries": 1}, Delivery.AGAIN),
         # A hand-back marks the message redelivered (kombu) and a replay (ours).
-        ({"redelivered": True, REPLAY_HEADER: f"{ReplayOf.FIRST}:0"}, Delivery.FIRST),
+        ({"redelivered": True, REPLAY_HEADER: f"{ReplayOf.FIRST}:0"}, Delivery.FIRST_REPLAY),
         ({"redelivered": True, REPLAY_HEADER: f"{ReplayOf.AGAIN}:0"}, Delivery.REPLAY),
         ({"retries": 2, REPLAY_HEADER: f"{ReplayOf.FIRST}:2"}, Delivery.REPLAY),
         # A Celery retry copies its task's headers: a mark of another message is no mark.

@@ -8,10 +8,12 @@ Why each reliability setting (docs/architecture.md, "What the stack promises"):
   killed by a signal, and the review is lost.
 - ``task_acks_on_failure_or_timeout = False``: a failed task is not acked. Celery then
   *rejects it without requeue*, which on Redis deletes it: so ``ReviewTask`` turns a
-  broker or Redis connection fault that escapes a task (Redis gone while publishing the
-  next hop, or the retry ``Task.retry`` could not publish) into ``Reject(requeue=True)``,
-  and the message comes back (at once, or after the visibility timeout while Redis is
-  still down). Handlers catch everything else and bound it with our own try counter.
+  broker or Redis connection fault that escapes a task (Redis gone mid-try, or while
+  publishing the next hop) into ``Interrupted``, a requeue that replays the try
+  (``outage.py``), and the retry ``Task.retry`` could not publish into
+  ``Reject(requeue=True)``; the message comes back at once, or, while Redis is still
+  down, as soon as it answers. Handlers catch everything else and bound it with our own
+  try counter.
 - ``visibility_timeout`` above every hard time limit, in all three places Celery reads it:
   Redis redelivers any message unacked for longer, even one still running.
 - the restore sweep (every ``RESTORE_EVERY_S``, by every worker) holds a mutex that lives
@@ -48,11 +50,10 @@ from __future__ import annotations
 
 from typing import Any
 
-import kombu.exceptions
-import redis
 from celery import Celery, Task
 from celery.exceptions import Reject, SoftTimeLimitExceeded
 
+from workers.fleet.outage import CONNECTION_FAULTS, Interrupted, InterruptibleRequest
 from workers.fleet.queues import TASK_ROUTES, Queue, TaskName
 from workers.fleet.transport.connection import FleetAMQP
 from workers.fleet.transport.redis_transport import TRANSPORT
@@ -70,23 +71,19 @@ MAX_CONNECTIONS = 256
 #: queues), and the most a sweeper that died holding the sweep's mutex holds the others back.
 RESTORE_EVERY_S = 5
 
-#: Faults of the connection to Redis (broker, streams): retrying later may succeed.
-CONNECTION_FAULTS: tuple[type[BaseException], ...] = (
-    redis.ConnectionError,
-    redis.TimeoutError,
-    kombu.exceptions.OperationalError,
-    ConnectionError,
-)
-
 
 class ReviewTask(Task):  # type: ignore[misc]  # celery ships no type hints
     """Requeue, never drop, a task whose Redis connection failed under it.
 
-    Two ways a fault reaches here: it escapes the task (Redis gone while publishing the
-    next hop), or ``Task.retry`` could not publish the retry and raised
-    ``Reject(requeue=False)``, which on Redis deletes the message (a broker-restart run
-    lost a review that way).
+    Two ways a fault reaches here: it escapes the task (Redis gone mid-try, or while
+    publishing the next hop): an outage interrupted the try, and the message goes back as
+    a replay of it (``Interrupted``); or ``Task.retry`` could not publish the retry and
+    raised ``Reject(requeue=False)``, which on Redis deletes the message (a broker-restart
+    run lost a review that way): requeued, it is that retry, and counts as one.
     """
+
+    #: Tells the channel that an ``Interrupted`` task's requeue is a replay.
+    Request = InterruptibleRequest
 
     #: Our try counter bounds the retries that count, a Stage 2 claim's lifetime the waits
     #: for it. Celery's default of 3 (which ``retry(max_retries=None)`` falls back to) made
@@ -96,7 +93,7 @@ class ReviewTask(Task):  # type: ignore[misc]  # celery ships no type hints
     max_retries = None
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
-        """Run the task; a connection fault rejects the message back onto its queue.
+        """Run the task; a connection fault hands the message back as a replay of this try.
 
         So does a soft time limit met outside the handlers' guard (which counts the try and
         bounds it): a prefork child that Celery replaced on a lost connection built its
@@ -106,7 +103,7 @@ class ReviewTask(Task):  # type: ignore[misc]  # celery ships no type hints
         try:
             return super().__call__(*args, **kwargs)
         except CONNECTION_FAULTS as exc:
-            raise Reject(exc, requeue=True) from exc
+            raise Interrupted(exc) from exc
         except SoftTimeLimitExceeded as exc:
             raise Reject(exc, requeue=True) from exc
         except Reject as exc:

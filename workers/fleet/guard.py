@@ -10,6 +10,10 @@ its message: a stage with no claim counts nothing then, and every later delivery
 one more than the counter says. An accepted node's Stage 1 and router cost no round trip
 for the count; a task that kills its worker is still dead-lettered after the same number
 of tries, since every delivery after the first is counted.
+
+An outage is not a try's failure: a connection fault of Redis that the work meets goes
+through uncounted, and the task hands its message back as a replay of this try
+(``workers/fleet/outage.py``).
 """
 
 from __future__ import annotations
@@ -24,6 +28,7 @@ from pydantic import ValidationError
 from schemas.hops import ReviewIdentity
 from workers.fleet.deps import Deps
 from workers.fleet.next_hop import CLAIM_WAIT, Outcome, RetryLater
+from workers.fleet.outage import CONNECTION_FAULTS
 from workers.fleet.queues import Queue
 from workers.fleet.refusals import as_text, dead_letter
 from workers.fleet.tries import TryCount, digest
@@ -42,6 +47,9 @@ class Delivery(StrEnum):
     REPLAY = "replay"
     """A live worker's hand-back (its Redis connection died) of a delivery that was not
     the first: that try is already counted, and this one is the same try again."""
+    FIRST_REPLAY = "first_replay"
+    """A hand-back of a first delivery: still the first try where the first goes uncounted
+    (``Job.counts_lazily``); elsewhere that try counted itself, and this is the same one."""
     UNKNOWN = "unknown"
     """Not told (a handler driven directly): every try is counted as it runs."""
 
@@ -104,8 +112,7 @@ def guarded(job: Job, deps: Deps, work: Callable[[bool], Outcome]) -> Outcome:
     count, bumped = _count(job, deps)
     limit = deps.settings.max_task_tries
     if count.tries > limit and job.claim is not None and deps.redis.exists(job.claim):
-        if bumped:
-            deps.tries.unbump(job.stage.value, job.identity)
+        _uncount_wait(job, bumped, deps)
         return CLAIM_WAIT
     if count.tries > limit:
         why = f"{job.stage.value} did not finish in {limit} tries "
@@ -113,6 +120,8 @@ def guarded(job: Job, deps: Deps, work: Callable[[bool], Outcome]) -> Outcome:
         return None
     try:
         outcome = work(count.published)
+    except CONNECTION_FAULTS:
+        raise  # an outage interrupted this try: replayed, not counted (``fleet/outage.py``)
     except Exception as exc:  # the poison-task boundary: anything else would loop or vanish
         error = f"{type(exc).__name__}: {exc}"[:500]
         log.warning(
@@ -129,17 +138,29 @@ def guarded(job: Job, deps: Deps, work: Callable[[bool], Outcome]) -> Outcome:
         _give_up(job, why, count.tries, deps)
         return None
     if isinstance(outcome, RetryLater) and not outcome.counted and not job.counts_lazily:
-        if bumped:
-            deps.tries.unbump(job.stage.value, job.identity)
+        _uncount_wait(job, bumped, deps)
     return outcome
+
+
+_REPLAYS = frozenset({Delivery.REPLAY, Delivery.FIRST_REPLAY})
+
+
+def _uncount_wait(job: Job, bumped: bool, deps: Deps) -> None:
+    """A wait is no try: its retry counts one, so take one back.
+
+    This delivery's own count; or, for a replay that counted none (its try counted
+    itself), the count the retry adds: the interrupted try, resumed, is still that try.
+    """
+    if bumped or job.delivery in _REPLAYS:
+        deps.tries.unbump(job.stage.value, job.identity)
 
 
 def _count(job: Job, deps: Deps) -> tuple[TryCount, bool]:
     """This delivery's place in the review's tries (``Delivery``), and whether it counted."""
-    if job.counts_lazily and job.delivery is Delivery.FIRST:
+    if job.counts_lazily and job.delivery in (Delivery.FIRST, Delivery.FIRST_REPLAY):
         return TryCount(1), False  # nothing written: the first delivery of its message
     stage, identity, published = job.stage.value, job.identity, job.check_published
-    if job.delivery is Delivery.REPLAY:
+    if job.delivery in _REPLAYS:
         # The try it replays counted itself if it had started; one handed back before it
         # started is counted one short (a broker outage is not the task's fault).
         seen = deps.tries.peek(stage, identity, check_published=published)

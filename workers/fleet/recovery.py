@@ -24,7 +24,16 @@ from typing import Any, Final, Protocol
 
 from workers.fleet.replay import mark
 
-__all__ = ["RESTORER", "Restorer", "disowned", "hand_back", "mark", "taken_before"]
+__all__ = [
+    "RESTORER",
+    "Restorer",
+    "disowned",
+    "hand_back",
+    "interrupted",
+    "mark",
+    "replays",
+    "taken_before",
+]
 
 log = logging.getLogger("windags.transport")
 
@@ -54,6 +63,8 @@ class RestoringQoS(Protocol):
 
 #: The attribute of a QoS that holds the tags it handed back.
 _HANDED_BACK: Final = "_windags_handed_back"
+#: The attribute of a QoS that holds the tags whose try an outage interrupted.
+_INTERRUPTED: Final = "_windags_interrupted"
 
 
 def hand_back(qos: RestoringQoS, client: Any = None) -> None:
@@ -124,6 +135,24 @@ def disowned(qos: object, tag: Any) -> bool:
     return True
 
 
+def interrupted(qos: object, tag: Any) -> None:
+    """The try of ``tag`` met an outage: its requeue is a replay (``workers/fleet/outage.py``)."""
+    tags: set[Any] | None = getattr(qos, _INTERRUPTED, None)
+    if tags is None:
+        tags = set()
+        setattr(qos, _INTERRUPTED, tags)
+    tags.add(tag)
+
+
+def replays(qos: object, tag: Any) -> bool:
+    """Whether a requeue of ``tag`` hands back an interrupted try; asked once per reject."""
+    tags: set[Any] | None = getattr(qos, _INTERRUPTED, None)
+    if not tags or tag not in tags:
+        return False
+    tags.discard(tag)
+    return True
+
+
 @dataclass
 class _Pending:
     connect: Any  # a kombu Connection (not connected) to the broker the tags belong to
@@ -141,6 +170,7 @@ class Restorer:
         self._thread: threading.Thread | None = None
         self._every_s = every_s
         self._wake = threading.Event()
+        self._trying = 0  # tags of the batch the thread is handing back now
 
     def keep(self, connection: Any, tags: list[Any], *, since: float) -> None:
         """Hand ``tags`` back through ``connection`` (a clone) once Redis answers again."""
@@ -159,9 +189,9 @@ class Restorer:
         log.warning("Redis is away: %d held deliveries go back when it answers", count)
 
     def count(self) -> int:
-        """Tags waiting to be handed back."""
+        """Tags waiting to be handed back, the batch being tried included."""
         with self._lock:
-            return sum(len(p.tags) for p in self._pending.values())
+            return self._trying + sum(len(p.tags) for p in self._pending.values())
 
     def _run(self) -> None:
         while True:
@@ -171,13 +201,16 @@ class Restorer:
                     return
                 key, pending = next(iter(self._pending.items()))
                 self._pending.pop(key)
+                self._trying = len(pending.tags)
             left = self._restore(pending)
-            if left:
-                with self._lock:
+            with self._lock:
+                self._trying = 0
+                if left:
                     again = self._pending.setdefault(key, _Pending(pending.connect, pending.since))
                     again.since = max(again.since, pending.since)
                     again.tags[:0] = left
                     again.rounds = max(again.rounds, pending.rounds)
+            if left:
                 self._wake.wait(self._every_s)
                 self._wake.clear()
 

@@ -5,8 +5,9 @@ must not count towards the poison limit: three Redis restarts used to dead-lette
 reviews that happened to be in flight at each one, every hand-back coming back
 ``redelivered`` and counting one more try. The hand-back (``workers/fleet/recovery.py``)
 marks the message with what the interrupted delivery was, and the try counter reads the
-count instead of adding to it (``Delivery.REPLAY``, ``workers/fleet/guard.py``). Every
-other restore (a dead worker's, a requeue) clears the mark.
+count instead of adding to it (``Delivery.REPLAY`` and ``FIRST_REPLAY``,
+``workers/fleet/guard.py``). Every other restore (a dead worker's, a requeue) clears the
+mark.
 
 The mark names the message's ``retries``: Celery copies a task's headers into its retry,
 a new message whose tries all count; a mark from another message is no mark.
@@ -26,7 +27,8 @@ class ReplayOf(StrEnum):
     """What the delivery a hand-back interrupted was."""
 
     FIRST = "first"
-    """A first delivery: the replay is one too (nothing was counted)."""
+    """A first delivery: a stage that counts its first delivery counted it; one that counts
+    lazily counted nothing, and the replay is its first delivery still."""
     AGAIN = "again"
     """A redelivery or a retry: its try was counted, the replay's is the same one."""
 

@@ -64,7 +64,7 @@ def delivery_of(task: Task) -> Delivery:
     own = {REPLAY_HEADER: getattr(request, REPLAY_HEADER, None)}  # Celery's copy of headers
     replay = replay_of(headers, retries) or replay_of(own, retries)
     if replay is ReplayOf.FIRST and not retries:
-        return Delivery.FIRST
+        return Delivery.FIRST_REPLAY
     if replay is not None:
         return Delivery.REPLAY
     if request.retries or info.get("redelivered") or headers.get("redelivered"):

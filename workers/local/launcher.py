@@ -158,7 +158,8 @@ class LocalFleet:
 
     def wait_ready(self, timeout_s: float = 60.0, queues: tuple[Queue, ...] = tuple(Queue)) -> None:
         """Block until each worker answers Celery's own ping."""
-        from workers.fleet.app import CONNECTION_FAULTS, create_app
+        from workers.fleet.app import create_app
+        from workers.fleet.outage import CONNECTION_FAULTS
         from workers.settings import Settings
 
         probe = create_app(Settings.from_environment(self.env, redis_url=self.redis_url))

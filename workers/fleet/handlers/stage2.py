@@ -33,7 +33,9 @@ def handle_stage2(
     job = Job.of_hop(Queue.STAGE2, identity_json, request_json, check_published=True)
     if job.whose is not None:
         # Counted on every delivery (``Job.counts_lazily``); a replay counts the try it replays.
-        replay = delivery if delivery is Delivery.REPLAY else Delivery.UNKNOWN
+        replay = (
+            delivery if delivery in (Delivery.REPLAY, Delivery.FIRST_REPLAY) else Delivery.UNKNOWN
+        )
         job = replace(job, claim=deps.keys.stage2_claim(job.whose.key), delivery=replay)
 
     def work(published: bool) -> Outcome:

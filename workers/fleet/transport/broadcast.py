@@ -14,25 +14,107 @@ a Redis restart:
   that rode out the restart (nothing in flight on its connection) kept consuming, but the
   worker never answered a ping again. A connection that only listens drops its
   subscription instead, and the next drain connects and subscribes afresh.
+- About one run in ten of the Redis-restart fault test, the loop waited for good in a read
+  of its pub/sub connection (issue 22, item 3). kombu takes a closed connection's socket
+  out of its poller after redis-py has dropped it, which fails unseen: the descriptor
+  stayed registered as the channel's. gevent's poll watches a descriptor number, so the
+  next socket of the process to take that number (a task's) was polled as the channel's,
+  and its first reply made kombu read the pub/sub connection; redis-py (8.x) reads a
+  blocking pub/sub read with no timeout, and nothing came. Here the socket leaves the
+  poller before it closes (``forget_socket``), and a read kombu makes after a poll is
+  bounded (``BoundedPubSub``).
 
-``BroadcastChannel`` and ``BroadcastTransport`` carry both; ``redis_transport.py``
+``BroadcastChannel`` and ``BroadcastTransport`` carry all three; ``redis_transport.py``
 builds on them.
 """
 
 from __future__ import annotations
 
+import contextlib
 from time import sleep
-from typing import Any
+from typing import Any, Final
 
 import redis
 from kombu.transport import redis as kombu_redis
 from kombu.utils.objects import cached_property
 
+#: The longest a read of the pub/sub connection waits once kombu's poller reported it: a
+#: reply is there by then, or on its way (a part read is kept for the next read).
+READ_AFTER_POLL_S: Final = 1.0
+
+
+class BoundedPubSub(kombu_redis.PrefixedRedisPubSub):
+    """kombu's pub/sub client, whose reads never wait without a bound.
+
+    kombu reads with a blocking ``parse_response()`` when its poller reports the socket
+    readable (``_receive``) or in error (``_poll_error``); redis-py reads that one with no
+    timeout. A read here waits ``READ_AFTER_POLL_S`` at most and finds nothing, if that is
+    what there is: the loop goes on.
+    """
+
+    def parse_response(self, block: bool = True, timeout: float = 0) -> Any:
+        """The next message, or None when none came (within ``READ_AFTER_POLL_S``)."""
+        wait = READ_AFTER_POLL_S if block else timeout
+        return super().parse_response(block=False, timeout=wait)
+
 
 def pubsub_client(channel: Any) -> Any:
-    """The channel's pub/sub client, on a pool of its own whose reads are never retried."""
-    params = {**channel._connparams(asynchronous=True), "retry_on_timeout": False}
-    return channel.Client(connection_pool=redis.ConnectionPool(**params)).pubsub()
+    """The channel's pub/sub client, on a pool of its own whose reads are never retried.
+
+    Its reads are bounded (``BoundedPubSub``), and its sockets leave the channel's poller
+    before they close (``forget_socket``).
+    """
+    return bounded_pubsub(channel, redis.ConnectionPool(**pubsub_params(channel)))
+
+
+def pubsub_params(channel: Any) -> dict[str, Any]:
+    """The channel's connection parameters for its pub/sub pool (``pubsub_client``)."""
+    params: dict[str, Any] = {**channel._connparams(asynchronous=True), "retry_on_timeout": False}
+    params["connection_class"] = _leaving_the_poller(params["connection_class"], channel)
+    return params
+
+
+def bounded_pubsub(channel: Any, pool: redis.ConnectionPool) -> BoundedPubSub:
+    """The channel's pub/sub client on ``pool`` (made with ``pubsub_params``)."""
+    prefix = getattr(channel, "global_keyprefix", None) or ""
+    return BoundedPubSub(pool, global_keyprefix=prefix)
+
+
+def _leaving_the_poller(base: type, channel: Any) -> type:
+    """``base`` (kombu's pub/sub connection), whose socket leaves the poller as it closes."""
+
+    class PubSubConnection(base):  # type: ignore[misc]  # kombu's, made per channel
+        def disconnect(self, *args: Any, **kwargs: Any) -> None:
+            forget_socket(channel, self._sock)
+            super().disconnect(*args, **kwargs)
+
+    return PubSubConnection
+
+
+def forget_socket(channel: Any, sock: Any) -> None:
+    """Take ``sock`` out of the poller of ``channel``'s connection, while it is still open.
+
+    kombu's own attempt comes after redis-py has dropped the socket, and does nothing: a
+    stale entry would take another socket that reuses the number for this one.
+    """
+    if sock is None:
+        return
+    try:
+        fd = sock.fileno()
+    except OSError:
+        return
+    cycle = getattr(getattr(channel, "connection", None), "cycle", None)
+    if cycle is None or fd < 0:
+        return
+    if cycle._fd_to_chan.get(fd) == (channel, "LISTEN"):
+        del cycle._fd_to_chan[fd]
+    for key, known in list(cycle._chan_to_sock.items()):
+        if known is sock:
+            del cycle._chan_to_sock[key]
+    poller = getattr(cycle, "poller", None)
+    if poller is not None:
+        with contextlib.suppress(KeyError, ValueError, OSError):
+            poller.unregister(fd)
 
 
 def listens_only(channels: list[Any]) -> bool:
@@ -45,19 +127,12 @@ def listens_only(channels: list[Any]) -> bool:
 def drop_subscription(channel: Any) -> None:
     """Close the channel's pub/sub connection; kombu connects and subscribes on its next poll.
 
-    Its socket leaves the poller first, while it still has a descriptor: a stale entry
-    would take another socket that reuses the number for this one, and wait on it.
+    Its socket leaves the poller first (``forget_socket``, as every close of it does).
     """
     client = channel.__dict__.get("subclient")  # only once kombu has made it
     connection = getattr(client, "connection", None)
     if connection is None:
         return
-    sock = connection._sock
-    if sock is not None:
-        cycle = channel.connection.cycle
-        cycle._fd_to_chan.pop(sock.fileno(), None)
-        cycle._chan_to_sock.pop((channel, client, "LISTEN"), None)
-        cycle.poller.unregister(sock)
     connection.disconnect()
     channel._in_listen = None
 

@@ -92,9 +92,17 @@ class QoS(kombu_redis.QoS):
             super().ack(delivery_tag)
 
     def reject(self, delivery_tag: Any, requeue: bool = False) -> None:
-        """Reject; a delivery this channel handed back is left alone (``recovery``)."""
-        if not recovery.disowned(self, delivery_tag):
-            super().reject(delivery_tag, requeue)
+        """Reject; a delivery this channel handed back is left alone (``recovery``).
+
+        The requeue of a try an outage interrupted marks a replay (``fleet/outage.py``).
+        """
+        if recovery.disowned(self, delivery_tag):
+            return
+        if requeue and recovery.replays(self, delivery_tag):
+            self.restore_by_tag(delivery_tag, leftmost=True, replay=True)
+            VirtualQoS.ack(self, delivery_tag)  # as kombu's reject: the record is restored
+            return
+        super().reject(delivery_tag, requeue)
 
     def restore_unacked(self, client: Any = None) -> None:
         """Hand back what the channel holds; if Redis is down, when it answers (``recovery``)."""

@@ -20,7 +20,7 @@ from kombu.utils.objects import cached_property
 from kombu.utils.url import _parse_url
 from redis.sentinel import Sentinel
 
-from workers.fleet.transport import redis_transport
+from workers.fleet.transport import broadcast, redis_transport
 
 
 class SentinelChannel(redis_transport.Channel, kombu_redis.SentinelChannel):
@@ -38,9 +38,11 @@ class SentinelChannel(redis_transport.Channel, kombu_redis.SentinelChannel):
 
     @cached_property
     def subclient(self) -> Any:
-        """The pub/sub client, on a Sentinel-managed pool of its own, reads never retried."""
-        params = {**self._connparams(asynchronous=True), "retry_on_timeout": False}
-        return self.Client(connection_pool=self._pubsub_pool(params)).pubsub()
+        """The pub/sub client, on a Sentinel-managed pool of its own, reads never retried.
+
+        Bounded reads, sockets that leave the poller as they close: ``broadcast.py``.
+        """
+        return broadcast.bounded_pubsub(self, self._pubsub_pool(broadcast.pubsub_params(self)))
 
     def _pubsub_pool(self, params: dict[str, Any]) -> redis.ConnectionPool:
         host, port = params.pop("host", None), params.pop("port", None)
