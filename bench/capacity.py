@@ -19,13 +19,13 @@ page differs from what the figures give (a test runs it).
 
 from __future__ import annotations
 
-import argparse
 import json
 import math
-import sys
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
+
+from bench.generated import write_or_check
 
 ROOT = Path(__file__).resolve().parents[1]
 RESULTS = ROOT / "bench" / "results"
@@ -239,20 +239,14 @@ def _cost_row(label: str, figures: dict[str, Any]) -> str:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Write the page, or with ``--check`` report whether it is current."""
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
-    parser.add_argument("--check", action="store_true", help="exit 1 if the page is stale")
-    args = parser.parse_args(argv)
-    page = render(load("redis_cost.json"), load("stage1_io.json"), load("judge_throughput.json"))
-    if args.check:
-        current = DOC.read_text(encoding="utf-8") if DOC.exists() else ""
-        if current != page:
-            print(f"{DOC.name} is stale: run python -m bench.capacity", file=sys.stderr)
-            return 1
-        return 0
-    DOC.parent.mkdir(parents=True, exist_ok=True)
-    DOC.write_text(page, encoding="utf-8")
-    print(f"wrote {DOC}")
-    return 0
+    return write_or_check(
+        DOC,
+        lambda _: render(
+            load("redis_cost.json"), load("stage1_io.json"), load("judge_throughput.json")
+        ),
+        "python -m bench.capacity",
+        argv,
+    )
 
 
 if __name__ == "__main__":

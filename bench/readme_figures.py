@@ -10,12 +10,12 @@ runs it).
 
 from __future__ import annotations
 
-import argparse
 import json
-import sys
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
+
+from bench.generated import write_or_check
 
 ROOT = Path(__file__).resolve().parents[1]
 README = ROOT / "README.md"
@@ -112,20 +112,10 @@ def updated(readme: str, block: str) -> str:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Rewrite the block, or with ``--check`` report whether it is current."""
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
-    parser.add_argument("--check", action="store_true", help="exit 1 if the README is stale")
-    args = parser.parse_args(argv)
     block = render(json.loads(RESULTS.read_text(encoding="utf-8")))
-    text = README.read_text(encoding="utf-8")
-    new = updated(text, block)
-    if args.check:
-        if new != text:
-            print(f"{README.name} is stale: run python -m bench.readme_figures", file=sys.stderr)
-            return 1
-        return 0
-    README.write_text(new, encoding="utf-8")
-    print(f"wrote the public-eval figures into {README.name}")
-    return 0
+    return write_or_check(
+        README, lambda text: updated(text, block), "python -m bench.readme_figures", argv
+    )
 
 
 if __name__ == "__main__":

@@ -11,11 +11,10 @@ contract in ``tests/test_imports.py`` forbids; a circle is an import cycle betwe
 
 from __future__ import annotations
 
-import argparse
-import sys
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
+from bench.generated import write_or_check
 from tests.test_import_cycles import cycles, house_graph
 from tests.test_imports import (
     ALLOWED,
@@ -125,19 +124,7 @@ def render() -> str:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Write the picture, or with ``--check`` report whether it is current."""
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
-    parser.add_argument("--check", action="store_true", help="exit 1 if docs/house.md is stale")
-    args = parser.parse_args(argv)
-    page = render()
-    if args.check:
-        current = PICTURE.read_text(encoding="utf-8") if PICTURE.exists() else ""
-        if current != page:
-            print("docs/house.md is stale: run python -m tests.house_picture", file=sys.stderr)
-            return 1
-        return 0
-    PICTURE.write_text(page, encoding="utf-8")
-    print(f"wrote {PICTURE.relative_to(ROOT)}")
-    return 0
+    return write_or_check(PICTURE, lambda _: render(), "python -m tests.house_picture", argv)
 
 
 if __name__ == "__main__":
