@@ -220,6 +220,11 @@ class Settings(BaseSettings):
         return self.state_redis_url or self.redis_url
 
     @property
+    def state_on_broker(self) -> bool:
+        """Whether the state shares the broker's Redis: one script may touch both."""
+        return self.state_redis_url in (None, self.redis_url)
+
+    @property
     def keys(self) -> Keys:
         """Every Redis key of this deployment; hash-tagged when the state is a cluster."""
         return Keys(self.key_prefix, tagged=is_cluster(self.state_url))

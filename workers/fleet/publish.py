@@ -6,16 +6,20 @@ goes in the same script as the entry; after it, the labels the result carries, t
 human gate's queue when it waits for a person, and the mark. A worker killed between
 the entry and that bookkeeping leaves a redelivery that finds the entry published: it
 finishes the bookkeeping, adding nothing twice. An accepted node has nothing after the
-entry: one round trip.
+entry: one round trip, which also acks the delivery of the task that published it
+(``workers.fleet.transport.settle``).
 """
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from schemas.request import ReviewRequest, review_key
 from schemas.result import ReviewResult
 from workers.fleet.deps import Deps
+from workers.fleet.transport import settle
 from workers.observe import spans
-from workers.results.booking import Booking
+from workers.results.booking import Booking, Settlement
 from workers.results.stream import Published
 
 
@@ -33,10 +37,26 @@ def publish(
         charge = deps.ledger.pending_charge(result.dag_id, key, result.envelope.review_cost_usd)
 
     def write(booking: Booking) -> Published:
+        delivery = _settled_by(booking, deps)
+        if delivery is not None:
+            keys = deps.settings.keys
+            settles = Settlement(
+                keys.unacked, keys.unacked_index, keys.reserved(delivery.queue), delivery.tag
+            )
+            booking = replace(booking, settles=settles)
         published = deps.stream.publish_result(
             result, traceparent=traceparent, charge=charge, booking=booking
         )
+        if delivery is not None and published.added:
+            settle.settled(delivery)
         spans.note_published(result, added=published.added, entry_id=published.entry_id)
         return published
 
     deps.records.publish(result, request, write, deps.gate)
+
+
+def _settled_by(booking: Booking, deps: Deps) -> settle.Delivery | None:
+    """The running task's delivery, when this entry completes its work and may ack it."""
+    if booking.mark is None or not deps.settings.state_on_broker:
+        return None  # more follows the entry, or the broker is another Redis
+    return settle.take()

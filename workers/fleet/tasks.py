@@ -19,6 +19,7 @@ from workers.fleet.handlers import handle_malformed, handle_router, handle_stage
 from workers.fleet.next_hop import Hop, Outcome, RetryLater
 from workers.fleet.queues import Queue, TaskName
 from workers.fleet.replay import REPLAY_HEADER, ReplayOf, replay_of
+from workers.fleet.transport import settle
 from workers.fleet.worker_deps import deps_of
 from workers.learning.periodic import run_refit
 from workers.observe import spans, tracecontext
@@ -29,24 +30,28 @@ log = logging.getLogger(__name__)
 def _run(task: Task, stage: Queue, args: tuple[Any, ...], kwargs: dict[str, Any]) -> None:
     """Call the stage's handler inside its span, then follow the outcome."""
     deps = deps_of(task.app)
-    with spans.stage_span(stage.value) as opened:
-        outcome = _handle(stage, args, kwargs, deps, tracecontext.traceparent(), delivery_of(task))
+    # The last write (the hop, or a published result) acks the delivery with it (``settle``).
+    with settle.running((task.request.properties or {}).get("delivery_tag")):
+        with spans.stage_span(stage.value) as opened:
+            traceparent = tracecontext.traceparent()
+            outcome = _handle(stage, args, kwargs, deps, traceparent, delivery_of(task))
+            if isinstance(outcome, Hop):
+                spans.set_outcome(opened, f"hop:{outcome.task.value}")
+            else:
+                spans.set_outcome(opened, "retry" if isinstance(outcome, RetryLater) else "done")
         if isinstance(outcome, Hop):
-            spans.set_outcome(opened, f"hop:{outcome.task.value}")
-        else:
-            spans.set_outcome(opened, "retry" if isinstance(outcome, RetryLater) else "done")
-    if isinstance(outcome, Hop):
-        task.app.send_task(
-            outcome.task.value,
-            args=list(outcome.args),
-            # What monitors show of the call: the review's identity. Celery's default is a
-            # saferepr of every argument (the whole request and report, cut at 1 KiB),
-            # about 0.1 ms of a gevent Stage 1 worker's CPU per hop.
-            argsrepr=f"({outcome.args[0]!r}, ...)",
-            kwargsrepr="{}",
-        )
-    elif isinstance(outcome, RetryLater):
-        raise task.retry(countdown=outcome.delay_s, max_retries=None, exc=None)
+            with settle.arm():
+                task.app.send_task(
+                    outcome.task.value,
+                    args=list(outcome.args),
+                    # What monitors show of the call: the review's identity. Celery's default
+                    # is a saferepr of every argument (the whole request and report, cut at
+                    # 1 KiB), about 0.1 ms of a gevent Stage 1 worker's CPU per hop.
+                    argsrepr=f"({outcome.args[0]!r}, ...)",
+                    kwargsrepr="{}",
+                )
+        elif isinstance(outcome, RetryLater):
+            raise task.retry(countdown=outcome.delay_s, max_retries=None, exc=None)
 
 
 def delivery_of(task: Task) -> Delivery:

@@ -37,11 +37,13 @@ end
 
 
 # KEYS: stream, dedup key, ledger total, ledger charged marker, the node's attempt records,
-# the bookkeeping mark (keys a call does not use repeat the stream's). ARGV: retention ms,
-# dedup ttl s, charge USD ('' for none), ledger ttl s, attempt ('' for no record), record
-# JSON, records' ttl s, records kept, mark ttl s ('' for no mark), then field/value pairs.
+# the bookkeeping mark, the broker's unacked hash, its index, the reserved set (keys a call
+# does not use repeat the stream's). ARGV: retention ms, dedup ttl s, charge USD ('' for
+# none), ledger ttl s, attempt ('' for no record), record JSON, records' ttl s, records
+# kept, mark ttl s ('' for no mark), delivery tag ('' for none), then field/value pairs.
 # A charge applies only with the entry it pays for, once per marker (the ledger's own
-# script); the attempt record (kept if there) and the mark only with the entry too.
+# script); the attempt record (kept if there), the mark and the delivery's ack only with
+# the entry too.
 PUBLISH_ONCE_LUA: Final = (
     RECORD_ATTEMPT_LUA
     + """
@@ -50,7 +52,7 @@ if existing then return {0, existing} end
 local now = redis.call('TIME')
 local now_ms = tonumber(now[1]) * 1000 + math.floor(tonumber(now[2]) / 1000)
 local minid = tostring(math.max(0, now_ms - tonumber(ARGV[1]))) .. '-0'
-local id = redis.call('XADD', KEYS[1], 'MINID', '~', minid, '*', unpack(ARGV, 10))
+local id = redis.call('XADD', KEYS[1], 'MINID', '~', minid, '*', unpack(ARGV, 11))
 redis.call('SET', KEYS[2], id, 'EX', tonumber(ARGV[2]))
 if ARGV[3] ~= '' and redis.call('SET', KEYS[4], ARGV[3], 'NX', 'EX', ARGV[4]) then
   redis.call('INCRBYFLOAT', KEYS[3], ARGV[3])
@@ -58,6 +60,11 @@ if ARGV[3] ~= '' and redis.call('SET', KEYS[4], ARGV[3], 'NX', 'EX', ARGV[4]) th
 end
 if ARGV[5] ~= '' then record_attempt(KEYS[5], ARGV[5], ARGV[6], ARGV[7], ARGV[8], 'nx') end
 if ARGV[9] ~= '' then redis.call('SET', KEYS[6], '1', 'EX', tonumber(ARGV[9])) end
+if ARGV[10] ~= '' then
+  redis.call('HDEL', KEYS[7], ARGV[10])
+  redis.call('ZREM', KEYS[8], ARGV[10])
+  redis.call('ZREM', KEYS[9], ARGV[10])
+end
 return {1, id}
 """
 )
@@ -76,6 +83,21 @@ class AttemptWrite:
 
 
 @dataclass(frozen=True, slots=True)
+class Settlement:
+    """The broker's record of the delivery whose work an entry completes: acked with it.
+
+    Only when the entry's script completes the work (the bookkeeping's mark goes with
+    it) and the broker shares the state's Redis (``workers.fleet.transport.settle``).
+    """
+
+    unacked: str
+    unacked_index: str
+    reserved: str
+    """The reserved set of the queue the delivery came from."""
+    tag: str
+
+
+@dataclass(frozen=True, slots=True)
 class Booking:
     """What the publish script writes besides the entry (``Bookkeeping.publish``)."""
 
@@ -83,3 +105,5 @@ class Booking:
     mark: str | None = None
     """The bookkeeping-done key, set with the entry when nothing else follows; else None."""
     mark_ttl_s: int = 0
+    settles: Settlement | None = None
+    """The delivery acked with the entry; only with a mark (nothing follows the script)."""

@@ -144,8 +144,8 @@ class ResultStream:
         if traceparent:
             fields += ["traceparent", traceparent]
         stream = self._keys.results(dag_id)
-        keys = [stream, self._published(review_key, dag_id), stream, stream, stream, stream]
-        args: list[str | int] = [self._retention_ms, self._dedup_ttl_s, "", 0, "", "", 0, 0, ""]
+        keys = [stream, self._published(review_key, dag_id), *[stream] * 7]
+        args: list[str | int] = [self._retention_ms, self._dedup_ttl_s, "", 0, "", "", 0, 0, "", ""]
         if charge is not None:
             keys[2:4] = charge.keys
             args[2:4] = charge.args
@@ -156,6 +156,9 @@ class ResultStream:
             if booking.mark is not None:
                 keys[5] = booking.mark
                 args[8] = booking.mark_ttl_s
+                if (settles := booking.settles) is not None:
+                    keys[6:9] = [settles.unacked, settles.unacked_index, settles.reserved]
+                    args[9] = settles.tag
         try:
             added, entry_id = self._script(keys=keys, args=[*args, *fields])
         except redis.RedisError as exc:

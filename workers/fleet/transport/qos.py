@@ -16,6 +16,7 @@ from kombu.utils.encoding import bytes_to_str
 from kombu.utils.objects import cached_property
 
 from workers.fleet import recovery
+from workers.fleet.transport import settle
 from workers.fleet.transport.inspection import Refused, unacked_record
 
 log = logging.getLogger("windags.transport")
@@ -51,6 +52,7 @@ class QoS(kombu_redis.QoS):
         if queue is not None:
             self._taken_from[delivery_tag] = queue
             VirtualQoS.append(self, message, delivery_tag)
+            settle.hold(delivery_tag, queue)
         else:
             super().append(message, delivery_tag)
 
@@ -87,7 +89,12 @@ class QoS(kombu_redis.QoS):
                 log.warning("removed %s reserved tags that unacked no longer held", removed)
 
     def ack(self, delivery_tag: Any) -> None:
-        """Acknowledge; a delivery this channel handed back is left alone (``recovery``)."""
+        """Acknowledge; a delivery this channel handed back is left alone (``recovery``).
+
+        One its task's last write acked already (``settle``) is acked in memory only.
+        """
+        if self._settled(delivery_tag):
+            return
         if not recovery.disowned(self, delivery_tag):
             super().ack(delivery_tag)
 
@@ -95,14 +102,23 @@ class QoS(kombu_redis.QoS):
         """Reject; a delivery this channel handed back is left alone (``recovery``).
 
         The requeue of a try an outage interrupted marks a replay (``fleet/outage.py``).
+        One its task's last write acked is done: its work is in, nothing to requeue.
         """
-        if recovery.disowned(self, delivery_tag):
+        if self._settled(delivery_tag) or recovery.disowned(self, delivery_tag):
             return
         if requeue and recovery.replays(self, delivery_tag):
             self.restore_by_tag(delivery_tag, leftmost=True, replay=True)
             VirtualQoS.ack(self, delivery_tag)  # as kombu's reject: the record is restored
             return
         super().reject(delivery_tag, requeue)
+
+    def _settled(self, delivery_tag: Any) -> bool:
+        """Whether the delivery's record went with its task's last write; if so, forget it."""
+        if not settle.release(bytes_to_str(delivery_tag)):
+            return False
+        self._taken_from.pop(bytes_to_str(delivery_tag), None)
+        VirtualQoS.ack(self, delivery_tag)
+        return True
 
     def restore_unacked(self, client: Any = None) -> None:
         """Hand back what the channel holds; if Redis is down, when it answers (``recovery``)."""

@@ -43,32 +43,41 @@ end
 # The take of redis_transport.py. KEYS: queue, unacked hash, unacked index,
 # quarantine, and optionally the queue's reserved set (``Keys.reserved``). ARGV: now (the
 # index score kombu uses), queue name, bytes kept, retention ms, most messages to take.
-# Pop the oldest message and record it as unacked under its delivery tag (and in the
-# reserved set), in the form kombu's restore reads: [payload, exchange, routing key], the
-# payload verbatim and the routing key the queue it came from; then the next, up to the
-# count. What has no delivery tag, or reuses a tag another delivery holds, is quarantined
-# in the same step. Returns one triple per message popped: {1, message, tag} when
-# recorded, {0, message, reason} when not; false when the queue was empty. One script:
-# each message is in its queue, in ``unacked`` or in the quarantine at every instant,
-# however many it takes.
+# Pop the oldest messages, up to the count (one ``RPOP`` with a count), and record each as
+# unacked under its delivery tag (and in the reserved set; one ``ZADD`` each for all), in
+# the form kombu's restore reads: [payload, exchange, routing key], the payload verbatim
+# and the routing key the queue it came from. What has no delivery tag, or reuses a tag
+# another delivery holds, is quarantined in the same step. Returns one triple per message
+# popped: {1, message, tag} when recorded, {0, message, reason} when not; false when the
+# queue was empty. One script: each message is in its queue, in ``unacked`` or in the
+# quarantine at every instant, however many it takes.
 #
 # The tag is read without decoding the message: the last ``"delivery_tag": "..."`` (kombu
-# writes ``properties`` last), found by plain search. Decoding every byte with cjson was
-# the largest part of a take's Redis CPU, growing with the body. A message that only looks
-# like kombu's gets recorded, and the worker's inspection (``Channel._deliver_checked``:
-# not JSON, or another tag in ``properties``) quarantines it with its unacked record in one
-# script; after a kill, the restore quarantines a record that is no JSON. A tag written
-# any other way (escapes, no such key) is decoded with cjson, as before.
+# writes ``properties`` last, and the tag last in them), found by plain search in the
+# message's last 256 bytes, or in the whole when they hold none. Decoding every byte with
+# cjson was the largest part of a take's Redis CPU, growing with the body. A message that
+# only looks like kombu's gets recorded, and the worker's inspection
+# (``Channel._deliver_checked``: not JSON, or another tag in ``properties``) quarantines it
+# with its unacked record in one script; after a kill, the restore quarantines a record
+# that is no JSON. A tag written any other way (escapes, no such key) is decoded with
+# cjson, as before.
 TAKE_LUA: Final = (
     QUARANTINE_LUA
     + """
-local function tag_of(raw)
-  local from, after = 1, nil
+local function last_tag_key(raw)
+  local from, after = math.max(1, #raw - 255), nil
   while true do
-    local _, stop = string.find(raw, '"delivery_tag"', from, true)
-    if not stop then break end
-    after, from = stop + 1, stop + 1
+    while true do
+      local _, stop = string.find(raw, '"delivery_tag"', from, true)
+      if not stop then break end
+      after, from = stop + 1, stop + 1
+    end
+    if after or from == 1 then return after end
+    from = 1
   end
+end
+local function tag_of(raw)
+  local after = last_tag_key(raw)
   if after then
     local _, _, tag = string.find(raw, '^%s*:%s*"([^"\\\\]+)"', after)
     if tag then return tag end
@@ -84,29 +93,30 @@ local function tag_of(raw)
   return tag
 end
 local record_tail = ',"",' .. cjson.encode(ARGV[2]) .. ']'
-local function take_one()
-  local raw = redis.call('RPOP', KEYS[1])
-  if not raw then return nil end
-  local function refuse(reason)
-    quarantine(KEYS[4], raw, ARGV[2], reason, '', tonumber(ARGV[3]), tonumber(ARGV[4]))
-    return {0, raw, reason}
-  end
+local function refuse(raw, reason)
+  quarantine(KEYS[4], raw, ARGV[2], reason, '', tonumber(ARGV[3]), tonumber(ARGV[4]))
+  return {0, raw, reason}
+end
+local popped = redis.call('RPOP', KEYS[1], math.max(1, tonumber(ARGV[5]) or 1))
+if not popped then return false end
+local taken, scored = {}, {}
+for i, raw in ipairs(popped) do
   local tag, why = tag_of(raw)
-  if not tag then return refuse(why) end
-  if redis.call('HSETNX', KEYS[2], tag, '[' .. raw .. record_tail) == 0 then
-    return refuse('delivery tag ' .. tag .. ' is held by another delivery (a copied message)')
+  if not tag then
+    taken[i] = refuse(raw, why)
+  elseif redis.call('HSETNX', KEYS[2], tag, '[' .. raw .. record_tail) == 0 then
+    local held = ' is held by another delivery (a copied message)'
+    taken[i] = refuse(raw, 'delivery tag ' .. tag .. held)
+  else
+    taken[i] = {1, raw, tag}
+    scored[#scored + 1] = ARGV[1]
+    scored[#scored + 1] = tag
   end
-  redis.call('ZADD', KEYS[3], ARGV[1], tag)
-  if KEYS[5] then redis.call('ZADD', KEYS[5], ARGV[1], tag) end
-  return {1, raw, tag}
 end
-local taken = {}
-for _ = 1, math.max(1, tonumber(ARGV[5]) or 1) do
-  local one = take_one()
-  if not one then break end
-  taken[#taken + 1] = one
+if #scored > 0 then
+  redis.call('ZADD', KEYS[3], unpack(scored))
+  if KEYS[5] then redis.call('ZADD', KEYS[5], unpack(scored)) end
 end
-if #taken == 0 then return false end
 return taken
 """
 )

@@ -8,11 +8,13 @@ lost one review of 330, and tests/integration/test_transport.py shows the window
 
 This channel waits with ``BLMOVE q q RIGHT RIGHT``, which blocks like ``BRPOP`` but
 leaves the message where it is, then pops it and records it as unacked in one Lua
-script: at every instant the message is in its queue or in ``unacked``. Two round trips
-per take, which pops as many messages as the prefetch leaves room for (up to
-``TAKE_MAX``), each recorded in the same script (kombu's second write is skipped). A
-message arriving at an idle queue wakes every consumer waiting on it; those that lose
-the race find nothing and wait again, one round trip each. It covers channels that
+script: at every instant the message is in its queue or in ``unacked``. A take pops as
+many messages as the prefetch leaves room for (up to ``TAKE_MAX``), each recorded in the
+same script (kombu's second write is skipped). After a take that filled all the room
+asked for, the queue likely holds more: the next poll sends the take script itself, not
+the wait (one round trip per take on a busy queue, two on an idle one). A message
+arriving at an idle queue wakes every consumer waiting on it; those that lose the race
+find nothing and wait again, one round trip each. It covers channels that
 consume one queue with one priority step, which is what our workers are
 (``priority_steps`` is ``[0]`` in ``workers.fleet.app``); others (and control replies,
 read unacked) keep kombu's ``BRPOP``. Its QoS is in ``workers/fleet/transport/qos.py``.
@@ -38,9 +40,11 @@ from typing import Any
 
 from kombu.transport import redis as kombu_redis
 from kombu.utils.encoding import bytes_to_str
+from kombu.utils.json import dumps
 from kombu.utils.objects import cached_property
+from redis.exceptions import NoScriptError
 
-from workers.fleet.transport import broadcast, clients, eta, inspection
+from workers.fleet.transport import broadcast, clients, eta, inspection, settle
 from workers.fleet.transport.inspection import Refused, Rules, inspect_message
 from workers.fleet.transport.qos import QoS
 from workers.fleet.transport.quarantine import RAW_KEPT_BYTES, TAKE_LUA, QuarantineStream
@@ -80,6 +84,9 @@ class Channel(clients.ClientsChannel):
     #: kombu's prefix): the take adds to it, an ack or a restore removes (``qos.py``).
     reserved_keys: dict[str, str] = {}  # noqa: RUF012  # a transport option, never mutated
     _waiting_on: str | None = None  # the BLMOVE wait's queue; None under kombu's BRPOP
+    _taking = False  # the poll in flight is the take script itself, not the wait
+    _busy = False  # the last take filled the room it asked for: take again without waiting
+    _asked = 1  # how many messages the take in flight asked for
 
     @cached_property
     def _recorded(self) -> dict[str, str]:  # delivery tag the take script recorded -> queue
@@ -121,16 +128,25 @@ class Channel(clients.ClientsChannel):
         wait = self.brpop_timeout if timeout is None else timeout
         self._in_poll = self.client.connection
         self._brpop_sent_at = monotonic()  # type: ignore[assignment]
+        self._taking, self._busy = self._busy and not self._closing, False
+        if self._taking:  # sent as is: the keys are spelled whole, kombu prefixes none
+            script = self.script(TAKE_LUA)
+            self._asked = self._take_count()
+            keys, args = self._take_call(queue, self._asked)
+            self.client.connection.send_command("EVALSHA", script.sha, len(keys), *keys, *args)
+            return
         key = self.broker_key(queue)
         self.client.connection.send_command("BLMOVE", key, key, "RIGHT", "RIGHT", wait or 0)
 
     def _brpop_read(self, **options: Any) -> bool:
         queue = self._waiting_on
         self._waiting_on = None
-        command = "BRPOP" if queue is None else "BLMOVE"
+        command = "BRPOP" if queue is None else "EVALSHA" if self._taking else "BLMOVE"
         try:
             try:
                 woken = self.client.parse_response(self.client.connection, command, **options)
+            except NoScriptError:  # Redis restarted: the next wait's take loads it again
+                raise Empty() from None
             except self.connection_errors:
                 self.client.connection.disconnect()
                 if self._closing:  # kombu's close reads the wait first: its restore must run
@@ -139,6 +155,8 @@ class Channel(clients.ClientsChannel):
         finally:
             self._in_poll = False
             self._flush_brpop_reauth()
+        if command == "EVALSHA":  # popped and recorded: delivered even while closing
+            return self._taken(queue, woken, self._asked)  # type: ignore[arg-type]
         # None: nothing came (b"" is a message). While closing, leave it in its queue.
         if woken is None or (queue is not None and self._closing):
             raise Empty()
@@ -146,8 +164,17 @@ class Channel(clients.ClientsChannel):
             queue = bytes_to_str(woken[0]).rsplit(self.sep, 1)[0]
             self._queue_cycle.rotate(queue)
             return self._deliver_checked(woken[1], queue, None)
-        taken = self._take(queue, self._take_count())
-        if not taken:  # another consumer took it first
+        count = self._take_count()
+        return self._taken(queue, self._take(queue, count), count)
+
+    def _taken(self, queue: str, taken: list[list[Any]] | None, asked: int) -> bool:
+        """Deliver what one take of ``asked`` messages popped from ``queue``.
+
+        Empty when it found nothing (another consumer took it first, or the queue ran
+        dry); when it found all it asked for, the next poll takes without waiting.
+        """
+        self._busy = bool(taken) and len(taken or ()) >= asked
+        if not taken:
             raise Empty()
         self._queue_cycle.rotate(queue)
         delivered = False
@@ -164,6 +191,27 @@ class Channel(clients.ClientsChannel):
         if not delivered:
             raise Empty()
         return True
+
+    def _put(self, queue: str, message: Any, **kwargs: Any) -> None:
+        """Send ``message``; a task's last hop acks its delivery in the same transaction.
+
+        (``workers/fleet/transport/settle.py``; batches and expiring queues keep kombu's.)
+        """
+        batched = "_publish_batch" in kwargs or (self._expires and queue in self._expires)
+        delivery = None if batched else settle.took()
+        if delivery is None:
+            super()._put(queue, message, **kwargs)
+            return
+        key = self._q_for_pri(queue, self._get_message_priority(message, reverse=False))
+        with self.conn_or_acquire() as client:
+            pipe = client.pipeline()  # MULTI/EXEC; kombu's client prefixes each key
+            pipe.lpush(key, dumps(message))
+            pipe.hdel(self.unacked_key, delivery.tag).zrem(self.unacked_index_key, delivery.tag)
+            reserved = self.reserved_keys.get(delivery.queue)
+            if reserved is not None:
+                pipe.zrem(reserved, delivery.tag)
+            pipe.execute()
+        settle.settled(delivery)
 
     def _take_count(self) -> int:
         """Messages one take may pop: the room the prefetch leaves, at most ``TAKE_MAX``."""
@@ -226,13 +274,18 @@ class Channel(clients.ClientsChannel):
 
         One ``[recorded, message, tag or reason]`` per message; None when it was empty.
         """
+        keys, args = self._take_call(queue, count)
+        taken: list[list[Any]] | None = self.script(TAKE_LUA)(keys=keys, args=args)
+        return taken
+
+    def _take_call(self, queue: str, count: int) -> tuple[list[str], list[Any]]:
+        """``TAKE_LUA``'s keys and arguments."""
         keys = [self.broker_key(name) for name in (queue, self.unacked_key, self.unacked_index_key)]
         reserved = self._reserved_key(queue)
-        taken: list[list[Any]] | None = self.script(TAKE_LUA)(
-            keys=[*keys, self.quarantine.key, *filter(None, [reserved])],
-            args=[time(), queue, RAW_KEPT_BYTES, self.quarantine.retention_s * 1000, count],
+        return (
+            [*keys, self.quarantine.key, *filter(None, [reserved])],
+            [time(), queue, RAW_KEPT_BYTES, self.quarantine.retention_s * 1000, count],
         )
-        return taken
 
 
 class Transport(broadcast.BroadcastTransport):
