@@ -26,6 +26,7 @@ from workers.testing.raw_messages import (
     envelope,
     malformed,
     repaired,
+    zipped,
 )
 
 TASK = TaskName.STAGE1.value
@@ -57,7 +58,19 @@ def test_every_malformed_kind_is_refused_with_a_reason_and_pickle_is_never_loade
     assert "base64" in reasons["bad_base64"] or "not JSON" in reasons["bad_base64"]
     assert "bytes; the limit" in reasons["huge"]
     assert "callbacks" in reasons["callbacks"]
+    assert "inflates past the limit" in reasons["zip_bomb"]
+    assert "x-lzma" in reasons["unknown_compression"]
+    assert "does not inflate" in reasons["not_zlib"]
+    assert "cut short" in reasons["zlib_cut_short"]
     assert not marker.exists(), "the pickle was deserialized"
+
+
+def test_a_body_compressed_as_the_fleet_sends_it_is_delivered_as_is() -> None:
+    """``task_compression = "zlib"``: kombu inflates the body; the inspection read it so."""
+    message = zipped(TASK, [REQUEST], queue="stage1")
+    verdict = inspect_message(encode(message), RULES)
+    assert isinstance(verdict, Accepted)
+    assert verdict.payload == message
 
 
 def test_a_valid_task_is_delivered_unchanged() -> None:

@@ -2,7 +2,8 @@
 
 For tests that write straight to a queue list (``LPUSH stage1 <bytes>``) what no client
 of this fleet sends: garbage, wrong JSON shapes, bad base64, pickle and other content
-types, unknown task names, missing headers or properties, huge bodies, deep nesting;
+types, unknown task names, missing headers or properties, huge bodies, deep nesting,
+compressed bodies that inflate past the limit or do not inflate at all;
 and valid reviews whose scheduling headers are broken (they must still be reviewed).
 Each message says what the fleet must do with it, so a test counts outcomes against it.
 """
@@ -13,12 +14,15 @@ import base64
 import json
 import pickle
 import uuid
+import zlib
 from dataclasses import dataclass
 from enum import StrEnum
 from pathlib import Path
 from typing import Any
 
 JSON = "application/json"
+#: kombu's name of zlib compression (``task_compression = "zlib"``).
+ZLIB = "application/x-gzip"
 
 
 class Expect(StrEnum):
@@ -201,7 +205,25 @@ def malformed(task: str, queue: str, *, marker: Path, huge_bytes: int) -> list[R
             ),
         ),
         bad("huge", envelope(task, ["x" * huge_bytes + nonce], queue=queue)),
+        # A small message whose body inflates past the limit: kombu would inflate it whole.
+        bad("zip_bomb", zipped(task, ["x" * huge_bytes + nonce], queue=queue)),
+        bad("unknown_compression", zipped(task, [nonce], queue=queue, kind="application/x-lzma")),
+        bad("not_zlib", with_envelope(headers={"task": task, "compression": ZLIB})),
+        bad("zlib_cut_short", zipped(task, [nonce], queue=queue, cut=8)),
     ]
+
+
+def zipped(
+    task: str, args: list[Any], *, queue: str, kind: str = "", cut: int = 0
+) -> dict[str, Any]:
+    """``envelope`` with its body compressed as ``task_compression = "zlib"`` sends it.
+
+    ``kind``: the compression header, if not zlib's; ``cut``: bytes dropped off the end.
+    """
+    body = zlib.compress(json.dumps([args, {}, _EMBED]).encode())
+    message = envelope(task, [], queue=queue, body=body[: len(body) - cut])
+    message["headers"]["compression"] = kind or ZLIB
+    return message
 
 
 #: Broken scheduling headers a valid review may carry: it must still be reviewed.

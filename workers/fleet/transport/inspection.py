@@ -8,16 +8,20 @@ kombu and Celery will read it, and refused with a reason when either would fail:
 the channel then quarantines it instead of delivering it (``redis_transport.py``).
 
 Only JSON is ever deserialized: the content type is checked before the body is decoded,
-so pickle and every other type stay bytes. Two header faults on an otherwise valid task
-are repaired rather than refused, so the review still runs: an ``eta`` that does not
-parse, lies more than ``max_eta_s`` ahead (it would be redelivered as it waits) or long
-in the past, and any ``expires`` (Celery would discard a review past it, silently).
+so pickle and every other type stay bytes. A compressed body (the fleet sends zlib:
+``task_compression``) is inflated here under the message size limit first: kombu
+inflates it whole, so a small bomb would take the consumer's memory. Two header faults
+on an otherwise valid task are repaired rather than refused, so the review still runs:
+an ``eta`` that does not parse, lies more than ``max_eta_s`` ahead (it would be
+redelivered as it waits) or long in the past, and any ``expires`` (Celery would discard a
+review past it, silently).
 """
 
 from __future__ import annotations
 
 import base64
 import binascii
+import zlib
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -28,6 +32,8 @@ from kombu.utils import json as kombu_json
 from workers.fleet.transport.eta import MAX_ETA_S, repair_times
 
 JSON = "application/json"
+#: The one compression accepted: zlib, as kombu names it (its aliases: zlib, gzip).
+ZLIB = "application/x-gzip"
 #: kombu's and Celery's own readers (untyped), so that a check reads what they will read.
 _json_loads: Callable[[str], Any] = kombu_json.loads
 _body_loads: Callable[..., Any] = serialization.loads
@@ -100,7 +106,7 @@ def inspect_message(raw: bytes | str, rules: Rules) -> Accepted | Refused:
         return Refused(f"message is {size} bytes; the limit is {rules.max_bytes}")
     try:
         payload = _envelope(raw)
-        body = _body(payload)
+        body = _body(payload, rules.max_bytes)
         repairs: list[str] = []
         if rules.tasks:
             _task(payload, body, rules, repairs)
@@ -137,7 +143,7 @@ def _envelope(raw: bytes | str) -> dict[str, Any]:
     return payload
 
 
-def _body(payload: dict[str, Any]) -> Any:
+def _body(payload: dict[str, Any], max_bytes: int) -> Any:
     """The body, decoded exactly as kombu's ``Message.payload`` decodes it."""
     body = payload.get("body")
     if not isinstance(body, str) or not body:
@@ -146,10 +152,29 @@ def _body(payload: dict[str, Any]) -> Any:
         data = base64.b64decode(body.encode("utf-8", "surrogatepass"))
     except (binascii.Error, ValueError) as exc:
         raise _Refusal(f"the body is not base64: {_brief(exc)}") from None
+    compression = (payload.get("headers") or {}).get("compression")
+    if compression:  # kombu inflates any truthy one (``kombu.message.Message``)
+        data = _inflated(data, compression, max_bytes)
     try:
         return _body_loads(data, JSON, "utf-8", accept={JSON})
     except Exception as exc:  # kombu's JSON decoder, on bytes nobody vouched for
         raise _Refusal(f"the body is not JSON: {_brief(exc)}") from None
+
+
+def _inflated(data: bytes, compression: object, max_bytes: int) -> bytes:
+    """A zlib body inflated, refused past ``max_bytes`` before it is all in memory."""
+    if compression != ZLIB:
+        raise _Refusal(f"compression {str(compression)[:100]!r} is not accepted (only {ZLIB})")
+    inflater = zlib.decompressobj()
+    try:
+        inflated = inflater.decompress(data, max_bytes + 1)
+    except zlib.error as exc:
+        raise _Refusal(f"the body does not inflate: {_brief(exc)}") from None
+    if len(inflated) > max_bytes:
+        raise _Refusal(f"the body inflates past the limit of {max_bytes} bytes")
+    if not inflater.eof:
+        raise _Refusal("the body's zlib stream is cut short")
+    return inflated
 
 
 def _task(payload: dict[str, Any], body: Any, rules: Rules, repairs: list[str]) -> None:
