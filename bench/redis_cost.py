@@ -15,6 +15,11 @@ server-wide counters are the fleet's. Around each workload the script reads ``IN
   AOF feed and networking included; ``lua`` is the ``EVAL``/``EVALSHA`` share of
   ``commandstats`` usec (a script's commands included).
 
+- **bytes**: ``total_net_input_bytes`` / ``total_net_output_bytes`` and the growth of
+  ``aof_current_size``, per node: every copy of a message costs CPU in proportion.
+- **the floor**: the CPU of one ``PING`` round trip on this server, measured in the same
+  run; a node's round trips times it is what no cut of scripts or commands goes below.
+
 The script's own probes (one ``INFO`` pair, the polls for completion) are taken out, and
 so is what the idle fleet does in the same time (consumers' blocking waits timing out,
 restore sweeps), measured for ``--idle-s`` first. A workload ends when its last result
@@ -112,6 +117,9 @@ def delta(before: dict[str, Any], after: dict[str, Any], own: Counter[str]) -> d
     )
     lua_usec = sum(commands.get(name, {}).get("usec", 0) for name in ("eval", "evalsha", "fcall"))
     return {
+        "net_in_bytes": after["total_net_input_bytes"] - before["total_net_input_bytes"],
+        "net_out_bytes": after["total_net_output_bytes"] - before["total_net_output_bytes"],
+        "aof_bytes": after.get("aof_current_size", 0) - before.get("aof_current_size", 0),
         "round_trips": after["total_reads_processed"]
         - before["total_reads_processed"]
         - own["~rt"],
@@ -140,6 +148,21 @@ def measured(meter: Meter, work: Any, *, idle: dict[str, float] | None = None) -
     for name, rate in (idle or {}).items():
         figures[name] -= rate * seconds
     return figures
+
+
+def round_trip_floor(meter: Meter, idle: dict[str, float], n: int = 2000) -> dict[str, float]:
+    """Redis CPU of the cheapest round trip (``PING``) on this machine, in microseconds.
+
+    What no cut of commands or scripts can go below: a node's round trips times this.
+    """
+
+    def pings() -> None:
+        for _ in range(n):
+            meter.client.ping()
+        meter.own.update({"ping": n, "~rt": n})
+
+    figures = measured(meter, pings, idle=idle)
+    return {"cpu_us": round(1000 * figures["cpu_ms"] / n, 1)}
 
 
 def idle_rates(meter: Meter, seconds: float) -> dict[str, float]:
@@ -237,6 +260,13 @@ def per_node(figures: dict[str, Any], n: int) -> dict[str, Any]:
         "commands": round(figures["commands"] / n, 2),
         "redis_cpu_ms": round(figures["cpu_ms"] / n, 4),
         "lua_ms": round(figures["lua_ms"] / n, 4),
+        # Bytes the server read, wrote back and appended to its AOF (our probes' few
+        # hundred bytes per round included): what each copy of a message costs.
+        "kb": {
+            name: round(figures[f"{name}_bytes"] / n / 1024, 2)
+            for name in ("net_in", "net_out", "aof")
+            if figures[f"{name}_bytes"] >= 0  # an AOF rewrite meanwhile shrinks the file
+        },
         "commands_by_name": {name: round(s["calls"] / n, 2) for name, s in top},
     }
 
@@ -258,6 +288,7 @@ def measure(
                     run_workload(meter, client, keys, workload, WARMUP, timeout_s)
                 idle = idle_rates(meter, idle_s)
                 figures["idle_per_s"] = {k: round(v, 3) for k, v in idle.items()}
+                figures["ping"] = round_trip_floor(meter, idle)
                 runs: dict[str, list[dict[str, Any]]] = {w: [] for w in WORKLOADS}
                 for _ in range(rounds):
                     for workload in WORKLOADS:
@@ -373,7 +404,10 @@ def main(argv: list[str] | None = None) -> None:
     accept = runs[args.label]["accept"]
     print(
         f"accept path: {accept['round_trips']} round trips (goal <= {GOAL_ROUND_TRIPS}), "
-        f"{accept['redis_cpu_ms']} ms Redis CPU per node (goal <= {GOAL_CPU_MS})"
+        f"{accept['redis_cpu_ms']} ms Redis CPU per node (goal <= {GOAL_CPU_MS}); "
+        f"a PING costs this Redis {figures['ping']['cpu_us']} us; per node it read "
+        f"{accept['kb']['net_in']} KiB, wrote {accept['kb']['net_out']} KiB and logged "
+        f"{accept['kb'].get('aof', '(rewritten meanwhile)')} KiB"
     )
     out = {"goal": {"round_trips": GOAL_ROUND_TRIPS, "redis_cpu_ms": GOAL_CPU_MS}, "runs": runs}
     RESULTS.parent.mkdir(parents=True, exist_ok=True)
