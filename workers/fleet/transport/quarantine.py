@@ -42,10 +42,12 @@ end
 
 # The take of redis_transport.py. KEYS: queue, unacked hash, unacked index,
 # quarantine, and optionally the queue's reserved set (``Keys.reserved``). ARGV: now (the
-# index score kombu uses), queue name, bytes kept, retention ms, most messages to take.
+# index score kombu uses), queue name, bytes kept, retention ms, most messages to take,
+# the taking process's owner id (``leases.py``).
 # Pop the oldest message and record it as unacked under its delivery tag (and in the
-# reserved set), in the form kombu's restore reads: [payload, exchange, routing key], the
-# payload verbatim and the routing key the queue it came from; then the next, up to the
+# reserved set): [payload, exchange, routing key, owner], kombu's triple (the payload
+# verbatim, the routing key the queue it came from) and the owner whose lease vouches for
+# it (``owner_sweep.py``; records of old takes have no owner); then the next, up to the
 # count. What has no delivery tag, or reuses a tag another delivery holds, is quarantined
 # in the same step. Returns one triple per message popped: {1, message, tag} when
 # recorded, {0, message, reason} when not; false when the queue was empty. One script:
@@ -83,7 +85,9 @@ local function tag_of(raw)
   end
   return tag
 end
-local record_tail = ',"",' .. cjson.encode(ARGV[2]) .. ']'
+local owner = ''
+if ARGV[6] and ARGV[6] ~= '' then owner = ',' .. cjson.encode(ARGV[6]) end
+local record_tail = ',"",' .. cjson.encode(ARGV[2]) .. owner .. ']'
 local function take_one()
   local raw = redis.call('RPOP', KEYS[1])
   if not raw then return nil end

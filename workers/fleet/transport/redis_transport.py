@@ -25,6 +25,10 @@ it (``workers/fleet/transport/inspection.py``) and, if they could not take it, m
 
 Its Redis clients, and every key under the deployment's prefix: ``clients.py``.
 
+Each record the take writes names the taking process (its owner), whose lease lives while
+it does: a worker killed with SIGKILL has its deliveries restored once its lease expires,
+not after the visibility timeout (``leases.py``, ``owner_sweep.py``).
+
 Remote control's broadcasts (ping, inspect) come through Redis restarts on every pool,
 gevent's included: ``workers/fleet/transport/broadcast.py``.
 """
@@ -40,13 +44,16 @@ from kombu.transport import redis as kombu_redis
 from kombu.utils.encoding import bytes_to_str
 from kombu.utils.objects import cached_property
 
-from workers.fleet.transport import broadcast, clients, eta, inspection
+from workers.fleet.transport import broadcast, clients, eta, inspection, leases
 from workers.fleet.transport.inspection import Refused, Rules, inspect_message
+from workers.fleet.transport.leases import Lease, Taken
 from workers.fleet.transport.qos import QoS
 from workers.fleet.transport.quarantine import RAW_KEPT_BYTES, TAKE_LUA, QuarantineStream
 from workers.keys import Keys
 
 log = logging.getLogger("windags.transport")
+
+_DEFAULT_KEYS = Keys("windags")
 
 #: Most messages one take pops (never more than the prefetch leaves room for): a gevent
 #: worker's consumer shares its thread with a hundred tasks, and fetching one message per
@@ -67,6 +74,8 @@ class Channel(clients.ClientsChannel):
         "max_message_bytes",
         "max_eta_s",
         "reserved_keys",
+        "lease_key_prefix",
+        "owner_sweep_key",
     )
     #: Where refused messages go, and for how long (transport options; ``celery_config``).
     quarantine_key: str = Keys("windags").quarantine
@@ -79,10 +88,15 @@ class Channel(clients.ClientsChannel):
     #: Per task queue, the set of its taken, unacked delivery tags (``Keys.reserved``, under
     #: kombu's prefix): the take adds to it, an ack or a restore removes (``qos.py``).
     reserved_keys: dict[str, str] = {}  # noqa: RUF012  # a transport option, never mutated
+    #: Under kombu's prefix: the lease of an owner is this and its id (``Keys.lease``), and
+    #: the key that lets one owner sweep run per interval (``Keys.owner_sweep``).
+    lease_key_prefix: str = _DEFAULT_KEYS.lease("").removeprefix(_DEFAULT_KEYS.broker)
+    owner_sweep_key: str = _DEFAULT_KEYS.owner_sweep.removeprefix(_DEFAULT_KEYS.broker)
+    _lease: Lease | None = None  # the lease this channel's takes name (``_owner``)
     _waiting_on: str | None = None  # the BLMOVE wait's queue; None under kombu's BRPOP
 
     @cached_property
-    def _recorded(self) -> dict[str, str]:  # delivery tag the take script recorded -> queue
+    def _recorded(self) -> dict[str, Taken]:  # delivery tag the take script recorded -> when
         return {}
 
     def rules(self, queue: str) -> Rules:
@@ -95,10 +109,26 @@ class Channel(clients.ClientsChannel):
         """The deployment's quarantine stream."""
         return QuarantineStream(self.quarantine_key, int(self.quarantine_retention_s))
 
-    def recorded_by_take(self, delivery_tag: str) -> str | None:
-        """The queue whose take script recorded ``delivery_tag``, else None (asked once)."""
-        queue: str | None = self._recorded.pop(delivery_tag, None)
-        return queue
+    def recorded_by_take(self, delivery_tag: str) -> Taken | None:
+        """How the take script recorded ``delivery_tag`` (its queue, when), else None (once)."""
+        taken: Taken | None = self._recorded.pop(delivery_tag, None)
+        return taken
+
+    def lease_key(self, owner: str) -> str:
+        """The Redis key of ``owner``'s lease, prefix included."""
+        return self.broker_key(f"{self.lease_key_prefix}{owner}")
+
+    def lease_covers(self, taken: Taken) -> bool:
+        """Whether this channel's lease held, without a gap, since ``taken`` (``leases.py``)."""
+        return self._lease is not None and self._lease.covers(taken.at)
+
+    def _owner(self) -> str:
+        """This process's owner id; its lease is set before the channel's first take."""
+        registry = leases.LEASES  # replaced in a forked child: another owner
+        key = self.lease_key(registry.owner)
+        if self._lease is None or self._lease.key != key:
+            self._lease = registry.join(key, self, self.scripts_client())
+        return registry.owner
 
     def _can_take(self, queues: list[str]) -> bool:
         # Not for control replies: consumed without acks, the take's record would linger.
@@ -145,8 +175,10 @@ class Channel(clients.ClientsChannel):
         if queue is None:  # kombu's BRPOP: [list, message], popped and not yet recorded
             queue = bytes_to_str(woken[0]).rsplit(self.sep, 1)[0]
             self._queue_cycle.rotate(queue)
-            return self._deliver_checked(woken[1], queue, None)
-        taken = self._take(queue, self._take_count())
+            return self._deliver_checked(woken[1], queue, None, None)
+        self._owner()  # the lease is set before the first take: ``at`` comes after it
+        at = (time(), monotonic())
+        taken = self._take(queue, self._take_count(), at=at)
         if not taken:  # another consumer took it first
             raise Empty()
         self._queue_cycle.rotate(queue)
@@ -158,7 +190,10 @@ class Channel(clients.ClientsChannel):
                 log.error("quarantined a message of %s: %s", queue, bytes_to_str(detail))
                 continue
             try:
-                delivered = self._deliver_checked(raw, queue, bytes_to_str(detail)) or delivered
+                took = Taken(queue, *at)
+                delivered = (
+                    self._deliver_checked(raw, queue, bytes_to_str(detail), took) or delivered
+                )
             except Empty:  # refused, and quarantined
                 continue
         if not delivered:
@@ -170,8 +205,13 @@ class Channel(clients.ClientsChannel):
         room = self.qos.can_consume_max_estimate()
         return max(1, min(TAKE_MAX, room)) if room else 1
 
-    def _deliver_checked(self, raw: bytes, queue: str, tag: str | None) -> bool:
-        """Deliver ``raw`` if kombu and Celery can take it; else quarantine it, once."""
+    def _deliver_checked(
+        self, raw: bytes, queue: str, tag: str | None, taken: Taken | None
+    ) -> bool:
+        """Deliver ``raw`` if kombu and Celery can take it; else quarantine it, once.
+
+        ``tag`` and ``taken``: the take script recorded it (else kombu's ``BRPOP`` took it).
+        """
         try:
             verdict = inspect_message(raw, self.rules(queue))
         except Exception as exc:  # a gap in the inspection must not kill the consumer
@@ -187,8 +227,8 @@ class Channel(clients.ClientsChannel):
             raise Empty()
         if verdict.repairs:
             log.warning("a message of %s repaired: %s", queue, "; ".join(verdict.repairs))
-        if tag is not None:
-            self._recorded[tag] = queue
+        if tag is not None and taken is not None:
+            self._recorded[tag] = taken
         try:
             self.connection._deliver(verdict.payload, queue)
         except self.connection_errors:
@@ -221,16 +261,22 @@ class Channel(clients.ClientsChannel):
         name = self.reserved_keys.get(queue)
         return None if name is None else self.broker_key(name)
 
-    def _take(self, queue: str, count: int = 1) -> list[list[Any]] | None:
-        """Pop up to ``count`` messages, each recorded as unacked in the same step.
+    def _take(
+        self, queue: str, count: int = 1, *, at: tuple[float, float] | None = None
+    ) -> list[list[Any]] | None:
+        """Pop up to ``count`` messages, each recorded as unacked, with its owner, in one step.
 
-        One ``[recorded, message, tag or reason]`` per message; None when it was empty.
+        ``at``: the index score (epoch s) and ``monotonic()`` the take is made at. One
+        ``[recorded, message, tag or reason]`` per message; None when it was empty.
         """
+        owner = self._owner()
+        score = time() if at is None else at[0]
         keys = [self.broker_key(name) for name in (queue, self.unacked_key, self.unacked_index_key)]
         reserved = self._reserved_key(queue)
+        retention_ms = self.quarantine.retention_s * 1000
         taken: list[list[Any]] | None = self.script(TAKE_LUA)(
             keys=[*keys, self.quarantine.key, *filter(None, [reserved])],
-            args=[time(), queue, RAW_KEPT_BYTES, self.quarantine.retention_s * 1000, count],
+            args=[repr(score), queue, RAW_KEPT_BYTES, retention_ms, count, owner],
         )
         return taken
 
