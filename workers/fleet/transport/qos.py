@@ -92,7 +92,12 @@ class QoS(kombu_redis.QoS):
             )
             if removed:
                 log.warning("removed %s reserved tags that unacked no longer held", removed)
-        restore_dead_owners(self)
+        try:
+            restore_dead_owners(self)
+        except self.channel.connection_errors:
+            raise  # kombu skips this round; the next one sweeps
+        except Exception:  # a fault of the sweep must not stop the consumer: visibility
+            log.exception("the sweep for dead owners' deliveries failed")
 
     def ack(self, delivery_tag: Any) -> None:
         """Acknowledge; a delivery this channel handed back is left alone (``recovery``).
