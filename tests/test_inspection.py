@@ -16,6 +16,7 @@ from workers.fleet.transport.inspection import (
     Accepted,
     Refused,
     Rules,
+    UnackedRecord,
     inspect_message,
     unacked_record,
 )
@@ -119,10 +120,24 @@ def test_a_control_reply_queue_gets_only_the_envelope_checks() -> None:
         (json.dumps([{"properties": {}, "headers": None}, "", "stage1"]), False),
         (json.dumps([{"properties": {"delivery_info": []}}, "", "stage1"]), False),
         (json.dumps(["x", "", "stage1"]), False),
+        # Our take's record: kombu's triple and its owner (a rolling upgrade holds both).
+        (json.dumps([envelope(TASK, [REQUEST]), "", "stage1", "host:12:ab"]), True),
+        (json.dumps([envelope(TASK, [REQUEST]), "", "stage1", 7]), False),
+        (json.dumps([envelope(TASK, [REQUEST]), "", "stage1", "o", "more"]), False),
     ],
 )
 def test_an_unacked_record_is_restorable_or_refused(record: str, ok: bool) -> None:
-    assert isinstance(unacked_record(record), tuple) is ok
+    assert isinstance(unacked_record(record), UnackedRecord) is ok
+
+
+def test_an_unacked_record_names_its_owner_when_it_has_one() -> None:
+    message = envelope(TASK, [REQUEST])
+    old = unacked_record(json.dumps([message, "", "stage1"]))
+    new = unacked_record(json.dumps([message, "", "stage1", "host:12:ab"]))
+    assert isinstance(old, UnackedRecord) and isinstance(new, UnackedRecord)
+    assert (old.owner, new.owner) == (None, "host:12:ab")
+    # Either restores as kombu's triple: the owner never reaches the queue.
+    assert old.restorable() == new.restorable() == (message, "", "stage1")
 
 
 _json = st.recursive(

@@ -12,8 +12,12 @@ from workers.fleet.transport import settle
 from workers.settings import Settings
 
 
+def _vouched() -> bool:
+    return True
+
+
 def test_a_held_delivery_is_settled_by_one_write_and_acked_in_memory_once() -> None:
-    settle.hold("t1", "stage1")
+    settle.hold("t1", "stage1", _vouched)
     with settle.running("t1"):
         delivery = settle.take()
         assert delivery == settle.Delivery("t1", "stage1")
@@ -32,7 +36,7 @@ def test_a_delivery_this_process_does_not_hold_is_left_to_celery() -> None:
 
 
 def test_only_an_armed_broker_write_takes_the_delivery() -> None:
-    settle.hold("t2", "router")
+    settle.hold("t2", "router", _vouched)
     with settle.running("t2"):
         assert settle.took() is None  # a plain send (a retry): not armed
         with settle.arm():
@@ -43,7 +47,7 @@ def test_only_an_armed_broker_write_takes_the_delivery() -> None:
 
 def test_a_write_settled_for_a_released_delivery_is_not_remembered() -> None:
     """Handed back meanwhile: nothing stays behind in the process for ever."""
-    settle.hold("t3", "stage1")
+    settle.hold("t3", "stage1", _vouched)
     with settle.running("t3"):
         delivery = settle.take()
     assert delivery is not None
@@ -52,8 +56,16 @@ def test_a_write_settled_for_a_released_delivery_is_not_remembered() -> None:
     assert settle.release("t3") is False
 
 
+def test_a_delivery_whose_lease_lapsed_is_left_to_celerys_careful_ack() -> None:
+    """Restored and taken again under the same tag, maybe: only its own record may go."""
+    settle.hold("t5", "stage1", lambda: False)
+    with settle.running("t5"):
+        assert settle.take() is None
+    assert settle.release("t5") is False
+
+
 def test_the_running_delivery_is_each_threads_own() -> None:
-    settle.hold("t4", "stage1")
+    settle.hold("t4", "stage1", _vouched)
     seen: list[settle.Delivery | None] = []
     with settle.running("t4"):
         other = threading.Thread(target=lambda: seen.append(settle.take()))

@@ -87,6 +87,20 @@ class Keys:
         """
         return f"{self.broker}reserved:{queue}"
 
+    def lease(self, owner: str) -> str:
+        """Held (a TTL its process renews) while the consuming process ``owner`` is alive.
+
+        Each delivery a take records names its owner (``workers/fleet/transport/leases.py``);
+        a delivery whose owner's lease is gone is restored at once, not after the visibility
+        timeout (``workers/fleet/transport/owner_sweep.py``).
+        """
+        return f"{self.broker}lease:{owner}"
+
+    @property
+    def owner_sweep(self) -> str:
+        """Held for one interval by the worker looking for deliveries of dead owners."""
+        return f"{self.broker}owner-sweep"
+
     @property
     def beat_schedule(self) -> str:
         """Celery beat's schedule state: when each periodic task last ran (a hash)."""

@@ -144,7 +144,7 @@ def _left(run: FleetUnderTest) -> dict[str, Any]:
 
 def _brief(tag: bytes, raw: bytes) -> str:
     """An unacked record: its queue, replay mark and redelivered flag (what the logs lack)."""
-    message, _, queue = json.loads(raw)
+    message, _, queue, *_ = json.loads(raw)  # and the owner, in a record of our take
     headers = message.get("headers") or {}
     flags = (headers.get(REPLAY_HEADER), headers.get("redelivered"), headers.get("retries"))
     return f"{tag.decode()[:8]} {queue} replay/redelivered/retries={flags}"

@@ -203,9 +203,9 @@ def test_a_busy_queue_is_taken_without_waits_and_survives_a_lost_script_cache(
     channel = Transport.Channel
     take, taken = channel._take, channel._taken
 
-    def counted_take(chan: Any, *args: Any) -> Any:
+    def counted_take(chan: Any, *args: Any, **kwargs: Any) -> Any:
         calls["after a wait"] += 1
-        return take(chan, *args)
+        return take(chan, *args, **kwargs)
 
     def counted_taken(chan: Any, *args: Any) -> Any:
         calls["takes"] += 1

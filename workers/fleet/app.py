@@ -25,7 +25,10 @@ Why each reliability setting (docs/architecture.md, "What the stack promises"):
   gone the second time.
 - delivery: ``transport/redis_transport.py`` pops a message and records it as unacked in one
   Lua script, so a worker killed as Redis hands it a message loses nothing (kombu's
-  BRPOP-then-write leaves a window where the message is nowhere).
+  BRPOP-then-write leaves a window where the message is nowhere). The record names the
+  taking process, whose lease (``transport/leases.py``) expires ``LEASE_TTL_S`` after a
+  SIGKILL; the restore sweep then hands back what it held (``transport/owner_sweep.py``)
+  instead of waiting for the visibility timeout.
 - prefetch of 1: a slow Stage 2 call holds no other message hostage (prefetched
   messages count against the visibility timeout too).
 - soft/hard time limits per queue. Celery enforces both in the prefork pool and the hard
@@ -138,6 +141,11 @@ def celery_config(settings: Settings) -> dict[str, Any]:
             queue.value: settings.keys.reserved(queue.value).removeprefix(settings.keys.broker)
             for queue in Queue
         },
+        # Each take names its process, whose lease lives while it does: a worker killed
+        # with SIGKILL has what it held restored once the lease is gone, not after the
+        # visibility timeout (transport/leases.py, transport/owner_sweep.py).
+        "lease_key_prefix": settings.keys.lease("").removeprefix(settings.keys.broker),
+        "owner_sweep_key": settings.keys.owner_sweep.removeprefix(settings.keys.broker),
         "max_message_bytes": message_limit(settings),
         # An eta further ahead would wait past the visibility timeout and be redelivered.
         "max_eta_s": settings.visibility_timeout_s / 2,

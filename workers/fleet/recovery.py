@@ -60,6 +60,9 @@ class RestoringQoS(Protocol):
     ) -> None:
         """Back to its queue; ``replay`` marks a hand-back, ``before`` bounds the record."""
 
+    def lapsed_bound(self, tag: Any) -> float | None:
+        """None, or the ``before`` of a delivery whose lease may have lapsed (``leases.py``)."""
+
 
 #: The attribute of a QoS that holds the tags it handed back.
 _HANDED_BACK: Final = "_windags_handed_back"
@@ -90,7 +93,10 @@ def hand_back(qos: RestoringQoS, client: Any = None) -> None:
     log.info("handing back %d deliveries as the channel closes", len(tags))
     for done, tag in enumerate(tags):
         try:
-            qos.restore_by_tag(tag, client=client, replay=True)
+            # Its own record only, if its lease lapsed: the sweep may have handed it to
+            # another worker meanwhile (``workers/fleet/transport/owner_sweep.py``).
+            before = qos.lapsed_bound(tag)
+            qos.restore_by_tag(tag, client=client, replay=True, before=before)
         except Exception as exc:  # Redis away (or kombu's wrapping of that): retry later
             if connection is None:  # no way back to Redis: after the visibility timeout
                 log.error("could not hand back %d deliveries: %r", len(tags) - done, exc)

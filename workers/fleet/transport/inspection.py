@@ -236,25 +236,47 @@ def _brief(exc: BaseException) -> str:
     return f"{type(exc).__name__}: {exc}"[:200]
 
 
-def unacked_record(raw: bytes | str) -> tuple[dict[str, Any], str, str] | Refused:
-    """An ``unacked`` hash value kombu can restore: ``[message, exchange, routing key]``.
+@dataclass(frozen=True, slots=True)
+class UnackedRecord:
+    """An ``unacked`` hash value kombu can restore, and who took it."""
 
-    kombu's restore raises on a value that is not such a triple (the worker dies) and
-    drops, with only a log line, a message whose headers or properties are not objects.
+    message: dict[str, Any]
+    exchange: str
+    routing_key: str
+    owner: str | None = None
+    """The taking process's owner id (``leases.py``); None in a record of an old take, or
+    of kombu's own ``BRPOP`` path: those wait for the visibility timeout."""
+
+    def restorable(self) -> tuple[dict[str, Any], str, str]:
+        """Kombu's triple, as ``_do_restore_message`` takes it."""
+        return self.message, self.exchange, self.routing_key
+
+
+def unacked_record(raw: bytes | str) -> UnackedRecord | Refused:
+    """An ``unacked`` hash value: ``[message, exchange, routing key]``, and maybe an owner.
+
+    kombu writes the triple; our take adds the owner as a fourth element
+    (``workers/fleet/transport/quarantine.py``), and both are read here: records of either
+    kind sit in ``unacked`` during a rolling upgrade. kombu's restore raises on a value that
+    is not such a triple (the worker dies) and drops, with only a log line, a message whose
+    headers or properties are not objects.
     """
     try:
         record = _json_loads(_text(raw))
     except Exception as exc:  # an unacked value written by anyone
         return Refused(f"unacked record is not JSON: {_brief(exc)}")
-    if not (isinstance(record, list) and len(record) == 3):
-        return Refused("unacked record is not [message, exchange, routing key]")
-    message, exchange, routing_key = record
+    if not (isinstance(record, list) and len(record) in (3, 4)):
+        return Refused("unacked record is not [message, exchange, routing key(, owner)]")
+    message, exchange, routing_key, *rest = record
+    owner = rest[0] if rest else None
     if not (isinstance(exchange, str) and isinstance(routing_key, str) and routing_key):
         return Refused("unacked record names no queue to restore to")
+    if owner is not None and not isinstance(owner, str):
+        return Refused(f"unacked record's owner is a {type(owner).__name__}, not a string")
     properties = message.get("properties") if isinstance(message, dict) else None
     if not isinstance(properties, dict):
         return Refused("unacked message has no properties object")
     for holder, name in ((message, "headers"), (properties, "delivery_info")):
         if name in holder and not isinstance(holder[name], dict):
             return Refused(f"unacked message's {name} is not an object")
-    return message, exchange, routing_key
+    return UnackedRecord(message, exchange, routing_key, owner or None)

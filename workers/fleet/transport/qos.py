@@ -2,7 +2,9 @@
 
 The take script already recorded each delivery in ``unacked``; kombu's QoS would write it
 again. A restore of a record kombu cannot read quarantines it instead of raising or
-dropping it with a log line.
+dropping it with a log line. The restore sweep also hands back, at once, what dead owners
+held (``owner_sweep.py``); so an ack or reject of a delivery whose owner's lease may have
+lapsed since its take touches only the record that take wrote (``leases.py``).
 """
 
 from __future__ import annotations
@@ -18,6 +20,8 @@ from kombu.utils.objects import cached_property
 from workers.fleet import recovery
 from workers.fleet.transport import settle
 from workers.fleet.transport.inspection import Refused, unacked_record
+from workers.fleet.transport.leases import Taken
+from workers.fleet.transport.owner_sweep import restore_dead_owners
 
 log = logging.getLogger("windags.transport")
 
@@ -43,16 +47,16 @@ class QoS(kombu_redis.QoS):
     """kombu's QoS, minus the unacked write the take script made, plus a safe restore."""
 
     @cached_property
-    def _taken_from(self) -> dict[str, str]:  # delivery tag -> the queue whose take recorded it
+    def _taken_from(self) -> dict[str, Taken]:  # delivery tag -> how our take recorded it
         return {}
 
     def append(self, message: Any, delivery_tag: str) -> None:
         """Track the delivery; write it to Redis unless it is already there."""
-        queue = self.channel.recorded_by_take(delivery_tag)
-        if queue is not None:
-            self._taken_from[delivery_tag] = queue
+        taken = self.channel.recorded_by_take(delivery_tag)
+        if taken is not None:
+            self._taken_from[delivery_tag] = taken
             VirtualQoS.append(self, message, delivery_tag)
-            settle.hold(delivery_tag, queue)
+            settle.hold(delivery_tag, taken.queue, lambda: self.channel.lease_covers(taken))
         else:
             super().append(message, delivery_tag)
 
@@ -64,19 +68,22 @@ class QoS(kombu_redis.QoS):
         """
         pipe = super()._remove_from_indices(delivery_tag, pipe)
         reserved = self.channel.reserved_keys
-        queue = self._taken_from.pop(bytes_to_str(delivery_tag), None)
+        taken = self._taken_from.pop(bytes_to_str(delivery_tag), None)
+        queue = None if taken is None else taken.queue
         for key in [reserved[queue]] if queue in reserved else reserved.values():
             pipe.zrem(key, delivery_tag)
         return pipe
 
     def restore_visible(self, start: int = 0, num: int = 10, interval: int = 10) -> None:
-        """Kombu's restore sweep; then the reserved sets lose tags ``unacked`` no longer holds.
+        """Kombu's restore sweep; then dead owners' deliveries, and the reserved sets' tidy.
 
-        The take records a tag in both in one script and an ack or a restore removes it from
-        both in one transaction, so a tag without its record was left by some other way
-        out of ``unacked`` (kombu's own QoS, which a worker ran after a Sentinel failover
-        until its connections kept our transport: ``connection.py``); KEDA must not count
-        it in flight for ever.
+        What a worker killed with SIGKILL held goes back once its lease is gone, not after
+        the visibility timeout (``owner_sweep.py``). The reserved sets lose tags ``unacked``
+        no longer holds: the take records a tag in both in one script and an ack or a
+        restore removes it from both in one transaction, so a tag without its record was
+        left by some other way out of ``unacked`` (kombu's own QoS, which a worker ran
+        after a Sentinel failover until its connections kept our transport:
+        ``connection.py``); KEDA must not count it in flight for ever.
         """
         super().restore_visible(start, num, interval)
         keys = [self.channel.broker_key(k) for k in self.channel.reserved_keys.values()]
@@ -87,30 +94,73 @@ class QoS(kombu_redis.QoS):
             )
             if removed:
                 log.warning("removed %s reserved tags that unacked no longer held", removed)
+        try:
+            restore_dead_owners(self)
+        except self.channel.connection_errors:
+            raise  # kombu skips this round; the next one sweeps
+        except Exception:  # a fault of the sweep must not stop the consumer: visibility
+            log.exception("the sweep for dead owners' deliveries failed")
 
     def ack(self, delivery_tag: Any) -> None:
         """Acknowledge; a delivery this channel handed back is left alone (``recovery``).
 
-        One its task's last write acked already (``settle``) is acked in memory only.
+        One its task's last write acked already (``settle``) is acked in memory only; one
+        whose lease may have lapsed since its take removes its own record only.
         """
-        if self._settled(delivery_tag):
+        if self._settled(delivery_tag) or recovery.disowned(self, delivery_tag):
             return
-        if not recovery.disowned(self, delivery_tag):
+        before = self.lapsed_bound(delivery_tag)
+        if before is None:
             super().ack(delivery_tag)
+            return
+        self._remove_by_tag(delivery_tag, before)
+        VirtualQoS.ack(self, delivery_tag)
 
     def reject(self, delivery_tag: Any, requeue: bool = False) -> None:
         """Reject; a delivery this channel handed back is left alone (``recovery``).
 
         The requeue of a try an outage interrupted marks a replay (``fleet/outage.py``).
-        One its task's last write acked is done: its work is in, nothing to requeue.
+        One its task's last write acked is done: its work is in, nothing to requeue. One
+        whose lease may have lapsed since its take moves its own record only.
         """
         if self._settled(delivery_tag) or recovery.disowned(self, delivery_tag):
             return
+        before = self.lapsed_bound(delivery_tag)
         if requeue and recovery.replays(self, delivery_tag):
-            self.restore_by_tag(delivery_tag, leftmost=True, replay=True)
-            VirtualQoS.ack(self, delivery_tag)  # as kombu's reject: the record is restored
+            self.restore_by_tag(delivery_tag, leftmost=True, replay=True, before=before)
+        elif before is None:
+            super().reject(delivery_tag, requeue)
             return
-        super().reject(delivery_tag, requeue)
+        elif requeue:
+            self.restore_by_tag(delivery_tag, leftmost=True, before=before)
+        else:
+            self._remove_by_tag(delivery_tag, before)
+        VirtualQoS.ack(self, delivery_tag)  # as kombu's reject: the record is gone
+
+    def lapsed_bound(self, delivery_tag: Any) -> float | None:
+        """None while this delivery's owner held its lease since the take (the usual case).
+
+        Else the sweep may have restored it, and another worker taken it again under the
+        same tag: the ``before`` that admits only the record this delivery's take wrote.
+        """
+        taken: Taken | None = self._taken_from.get(bytes_to_str(delivery_tag))
+        if taken is None or self.channel.lease_covers(taken):
+            return None
+        return taken.bound()
+
+    def _remove_by_tag(self, tag: Any, before: float) -> None:
+        """Remove the record of ``tag`` as an ack does, if it was taken before ``before``."""
+
+        def remove_transaction(pipe: Any) -> None:
+            if not recovery.taken_before(pipe, self, tag, before):
+                self._taken_from.pop(bytes_to_str(tag), None)
+                log.warning("delivery %s was restored after its lease lapsed: left alone", tag)
+                return
+            pipe.multi()
+            self._remove_from_indices(tag, pipe)
+
+        with self.channel.conn_or_acquire() as conn:
+            conn.transaction(remove_transaction, self.unacked_key)
 
     def _settled(self, delivery_tag: Any) -> bool:
         """Whether the delivery's record went with its task's last write; if so, forget it."""
@@ -142,6 +192,7 @@ class QoS(kombu_redis.QoS):
 
         def restore_transaction(pipe: Any) -> None:
             if before is not None and not recovery.taken_before(pipe, self, tag, before):
+                self._taken_from.pop(bytes_to_str(tag), None)
                 return
             raw = pipe.hget(self.unacked_key, tag)
             pipe.multi()
@@ -154,8 +205,8 @@ class QoS(kombu_redis.QoS):
                 self.channel.quarantine.add_to(pipe, raw, "unacked", record.reason, tag=where)
                 log.error("quarantined unacked record %s: %s", where, record.reason)
             else:
-                recovery.mark(record[0], replay=replay)
-                self.channel._do_restore_message(*record, pipe, leftmost)
+                recovery.mark(record.message, replay=replay)
+                self.channel._do_restore_message(*record.restorable(), pipe, leftmost)
 
         with self.channel.conn_or_acquire(client) as conn:
             conn.transaction(restore_transaction, self.unacked_key)

@@ -42,15 +42,17 @@ end
 
 # The take of redis_transport.py. KEYS: queue, unacked hash, unacked index,
 # quarantine, and optionally the queue's reserved set (``Keys.reserved``). ARGV: now (the
-# index score kombu uses), queue name, bytes kept, retention ms, most messages to take.
+# index score kombu uses), queue name, bytes kept, retention ms, most messages to take,
+# the taking process's owner id (``leases.py``).
 # Pop the oldest messages, up to the count (one ``RPOP`` with a count), and record each as
-# unacked under its delivery tag (and in the reserved set; one ``ZADD`` each for all), in
-# the form kombu's restore reads: [payload, exchange, routing key], the payload verbatim
-# and the routing key the queue it came from. What has no delivery tag, or reuses a tag
-# another delivery holds, is quarantined in the same step. Returns one triple per message
-# popped: {1, message, tag} when recorded, {0, message, reason} when not; false when the
-# queue was empty. One script: each message is in its queue, in ``unacked`` or in the
-# quarantine at every instant, however many it takes.
+# unacked under its delivery tag (and in the reserved set; one ``ZADD`` each for all):
+# [payload, exchange, routing key, owner], kombu's triple (the payload verbatim, the
+# routing key the queue it came from) and the owner whose lease vouches for it
+# (``owner_sweep.py``; records of old takes have no owner). What has no delivery tag, or
+# reuses a tag another delivery holds, is quarantined in the same step. Returns one
+# triple per message popped: {1, message, tag} when recorded, {0, message, reason} when
+# not; false when the queue was empty. One script: each message is in its queue, in
+# ``unacked`` or in the quarantine at every instant, however many it takes.
 #
 # The tag is read without decoding the message: the last ``"delivery_tag": "..."`` (kombu
 # writes ``properties`` last, and the tag last in them), found by plain search in the
@@ -92,7 +94,9 @@ local function tag_of(raw)
   end
   return tag
 end
-local record_tail = ',"",' .. cjson.encode(ARGV[2]) .. ']'
+local owner = ''
+if ARGV[6] and ARGV[6] ~= '' then owner = ',' .. cjson.encode(ARGV[6]) end
+local record_tail = ',"",' .. cjson.encode(ARGV[2]) .. owner .. ']'
 local function refuse(raw, reason)
   quarantine(KEYS[4], raw, ARGV[2], reason, '', tonumber(ARGV[3]), tonumber(ARGV[4]))
   return {0, raw, reason}

@@ -27,6 +27,10 @@ it (``workers/fleet/transport/inspection.py``) and, if they could not take it, m
 
 Its Redis clients, and every key under the deployment's prefix: ``clients.py``.
 
+Each record the take writes names the taking process (its owner), whose lease lives while
+it does: a worker killed with SIGKILL has its deliveries restored once its lease expires,
+not after the visibility timeout (``leases.py``, ``owner_sweep.py``).
+
 Remote control's broadcasts (ping, inspect) come through Redis restarts on every pool,
 gevent's included: ``workers/fleet/transport/broadcast.py``.
 """
@@ -44,13 +48,16 @@ from kombu.utils.json import dumps
 from kombu.utils.objects import cached_property
 from redis.exceptions import NoScriptError
 
-from workers.fleet.transport import broadcast, clients, eta, inspection, settle
+from workers.fleet.transport import broadcast, clients, eta, inspection, leases, settle
 from workers.fleet.transport.inspection import Refused, Rules, inspect_message
+from workers.fleet.transport.leases import Lease, Taken
 from workers.fleet.transport.qos import QoS
 from workers.fleet.transport.quarantine import RAW_KEPT_BYTES, TAKE_LUA, QuarantineStream
 from workers.keys import Keys
 
 log = logging.getLogger("windags.transport")
+
+_DEFAULT_KEYS = Keys("windags")
 
 #: Most messages one take pops (never more than the prefetch leaves room for): a gevent
 #: worker's consumer shares its thread with a hundred tasks, and fetching one message per
@@ -71,6 +78,8 @@ class Channel(clients.ClientsChannel):
         "max_message_bytes",
         "max_eta_s",
         "reserved_keys",
+        "lease_key_prefix",
+        "owner_sweep_key",
     )
     #: Where refused messages go, and for how long (transport options; ``celery_config``).
     quarantine_key: str = Keys("windags").quarantine
@@ -83,13 +92,19 @@ class Channel(clients.ClientsChannel):
     #: Per task queue, the set of its taken, unacked delivery tags (``Keys.reserved``, under
     #: kombu's prefix): the take adds to it, an ack or a restore removes (``qos.py``).
     reserved_keys: dict[str, str] = {}  # noqa: RUF012  # a transport option, never mutated
+    #: Under kombu's prefix: the lease of an owner is this and its id (``Keys.lease``), and
+    #: the key that lets one owner sweep run per interval (``Keys.owner_sweep``).
+    lease_key_prefix: str = _DEFAULT_KEYS.lease("").removeprefix(_DEFAULT_KEYS.broker)
+    owner_sweep_key: str = _DEFAULT_KEYS.owner_sweep.removeprefix(_DEFAULT_KEYS.broker)
+    _lease: Lease | None = None  # the lease this channel's takes name (``_owner``)
     _waiting_on: str | None = None  # the BLMOVE wait's queue; None under kombu's BRPOP
     _taking = False  # the poll in flight is the take script itself, not the wait
     _busy = False  # the last take filled the room it asked for: take again without waiting
     _asked = 1  # how many messages the take in flight asked for
+    _at = (0.0, 0.0)  # when it was sent: its index score and ``monotonic()``
 
     @cached_property
-    def _recorded(self) -> dict[str, str]:  # delivery tag the take script recorded -> queue
+    def _recorded(self) -> dict[str, Taken]:  # delivery tag the take script recorded -> when
         return {}
 
     def rules(self, queue: str) -> Rules:
@@ -102,10 +117,26 @@ class Channel(clients.ClientsChannel):
         """The deployment's quarantine stream."""
         return QuarantineStream(self.quarantine_key, int(self.quarantine_retention_s))
 
-    def recorded_by_take(self, delivery_tag: str) -> str | None:
-        """The queue whose take script recorded ``delivery_tag``, else None (asked once)."""
-        queue: str | None = self._recorded.pop(delivery_tag, None)
-        return queue
+    def recorded_by_take(self, delivery_tag: str) -> Taken | None:
+        """How the take script recorded ``delivery_tag`` (its queue, when), else None (once)."""
+        taken: Taken | None = self._recorded.pop(delivery_tag, None)
+        return taken
+
+    def lease_key(self, owner: str) -> str:
+        """The Redis key of ``owner``'s lease, prefix included."""
+        return self.broker_key(f"{self.lease_key_prefix}{owner}")
+
+    def lease_covers(self, taken: Taken) -> bool:
+        """Whether this channel's lease held, without a gap, since ``taken`` (``leases.py``)."""
+        return self._lease is not None and self._lease.covers(taken.at)
+
+    def _owner(self) -> str:
+        """This process's owner id; its lease is set before the channel's first take."""
+        registry = leases.LEASES  # replaced in a forked child: another owner
+        key = self.lease_key(registry.owner)
+        if self._lease is None or self._lease.key != key:
+            self._lease = registry.join(key, self, self.scripts_client())
+        return registry.owner
 
     def _can_take(self, queues: list[str]) -> bool:
         # Not for control replies: consumed without acks, the take's record would linger.
@@ -131,8 +162,9 @@ class Channel(clients.ClientsChannel):
         self._taking, self._busy = self._busy and not self._closing, False
         if self._taking:  # sent as is: the keys are spelled whole, kombu prefixes none
             script = self.script(TAKE_LUA)
-            self._asked = self._take_count()
-            keys, args = self._take_call(queue, self._asked)
+            self._owner()  # the lease is set before the take: ``at`` comes after it
+            self._asked, self._at = self._take_count(), (time(), monotonic())
+            keys, args = self._take_call(queue, self._asked, self._at[0])
             self.client.connection.send_command("EVALSHA", script.sha, len(keys), *keys, *args)
             return
         key = self.broker_key(queue)
@@ -156,19 +188,23 @@ class Channel(clients.ClientsChannel):
             self._in_poll = False
             self._flush_brpop_reauth()
         if command == "EVALSHA":  # popped and recorded: delivered even while closing
-            return self._taken(queue, woken, self._asked)  # type: ignore[arg-type]
+            return self._taken(queue, woken, self._asked, self._at)  # type: ignore[arg-type]
         # None: nothing came (b"" is a message). While closing, leave it in its queue.
         if woken is None or (queue is not None and self._closing):
             raise Empty()
         if queue is None:  # kombu's BRPOP: [list, message], popped and not yet recorded
             queue = bytes_to_str(woken[0]).rsplit(self.sep, 1)[0]
             self._queue_cycle.rotate(queue)
-            return self._deliver_checked(woken[1], queue, None)
+            return self._deliver_checked(woken[1], queue, None, None)
+        self._owner()  # the lease is set before the first take: ``at`` comes after it
+        at = (time(), monotonic())
         count = self._take_count()
-        return self._taken(queue, self._take(queue, count), count)
+        return self._taken(queue, self._take(queue, count, at=at), count, at)
 
-    def _taken(self, queue: str, taken: list[list[Any]] | None, asked: int) -> bool:
-        """Deliver what one take of ``asked`` messages popped from ``queue``.
+    def _taken(
+        self, queue: str, taken: list[list[Any]] | None, asked: int, at: tuple[float, float]
+    ) -> bool:
+        """Deliver what one take of ``asked`` messages, made ``at``, popped from ``queue``.
 
         Empty when it found nothing (another consumer took it first, or the queue ran
         dry); when it found all it asked for, the next poll takes without waiting.
@@ -185,7 +221,10 @@ class Channel(clients.ClientsChannel):
                 log.error("quarantined a message of %s: %s", queue, bytes_to_str(detail))
                 continue
             try:
-                delivered = self._deliver_checked(raw, queue, bytes_to_str(detail)) or delivered
+                took = Taken(queue, *at)
+                delivered = (
+                    self._deliver_checked(raw, queue, bytes_to_str(detail), took) or delivered
+                )
             except Empty:  # refused, and quarantined
                 continue
         if not delivered:
@@ -218,8 +257,13 @@ class Channel(clients.ClientsChannel):
         room = self.qos.can_consume_max_estimate()
         return max(1, min(TAKE_MAX, room)) if room else 1
 
-    def _deliver_checked(self, raw: bytes, queue: str, tag: str | None) -> bool:
-        """Deliver ``raw`` if kombu and Celery can take it; else quarantine it, once."""
+    def _deliver_checked(
+        self, raw: bytes, queue: str, tag: str | None, taken: Taken | None
+    ) -> bool:
+        """Deliver ``raw`` if kombu and Celery can take it; else quarantine it, once.
+
+        ``tag`` and ``taken``: the take script recorded it (else kombu's ``BRPOP`` took it).
+        """
         try:
             verdict = inspect_message(raw, self.rules(queue))
         except Exception as exc:  # a gap in the inspection must not kill the consumer
@@ -235,8 +279,8 @@ class Channel(clients.ClientsChannel):
             raise Empty()
         if verdict.repairs:
             log.warning("a message of %s repaired: %s", queue, "; ".join(verdict.repairs))
-        if tag is not None:
-            self._recorded[tag] = queue
+        if tag is not None and taken is not None:
+            self._recorded[tag] = taken
         try:
             self.connection._deliver(verdict.payload, queue)
         except self.connection_errors:
@@ -269,22 +313,28 @@ class Channel(clients.ClientsChannel):
         name = self.reserved_keys.get(queue)
         return None if name is None else self.broker_key(name)
 
-    def _take(self, queue: str, count: int = 1) -> list[list[Any]] | None:
-        """Pop up to ``count`` messages, each recorded as unacked in the same step.
+    def _take(
+        self, queue: str, count: int = 1, *, at: tuple[float, float] | None = None
+    ) -> list[list[Any]] | None:
+        """Pop up to ``count`` messages, each recorded as unacked, with its owner, in one step.
 
-        One ``[recorded, message, tag or reason]`` per message; None when it was empty.
+        ``at``: the index score (epoch s) and ``monotonic()`` the take is made at. One
+        ``[recorded, message, tag or reason]`` per message; None when it was empty.
         """
-        keys, args = self._take_call(queue, count)
+        score = time() if at is None else at[0]
+        keys, args = self._take_call(queue, count, score)
         taken: list[list[Any]] | None = self.script(TAKE_LUA)(keys=keys, args=args)
         return taken
 
-    def _take_call(self, queue: str, count: int) -> tuple[list[str], list[Any]]:
-        """``TAKE_LUA``'s keys and arguments."""
+    def _take_call(self, queue: str, count: int, score: float) -> tuple[list[str], list[Any]]:
+        """``TAKE_LUA``'s keys and arguments, for a take at ``score`` (epoch s)."""
+        owner = self._owner()
         keys = [self.broker_key(name) for name in (queue, self.unacked_key, self.unacked_index_key)]
         reserved = self._reserved_key(queue)
+        retention_ms = self.quarantine.retention_s * 1000
         return (
             [*keys, self.quarantine.key, *filter(None, [reserved])],
-            [time(), queue, RAW_KEPT_BYTES, self.quarantine.retention_s * 1000, count],
+            [repr(score), queue, RAW_KEPT_BYTES, retention_ms, count, owner],
         )
 
 

@@ -15,13 +15,20 @@ the task's *last* write only: once its record is gone nothing can bring the mess
 so a write that anything else must follow never carries it (``publish`` settles only a
 result whose bookkeeping the script completes).
 
+The write removes the record by its tag. A delivery whose owner's lease lapsed since its
+take (``leases.py``) may have been restored and taken again under the same tag, so it is
+not settled (``hold``'s ``vouched``): Celery's ack then removes only its own record. Were
+the lease to lapse in the instant between that check and the write, the write would remove
+the newer delivery's record with the work that delivery repeats already done: nothing is
+lost, and the review is published once.
+
 Thread-local is greenlet-local under gevent, whose pool patches ``threading``.
 """
 
 from __future__ import annotations
 
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Final
@@ -57,15 +64,15 @@ class _Local(threading.local):
 
 _local: Final = _Local()
 #: Delivery tags this process's consumer holds (taken, not yet acked, rejected or restored),
-#: each with the queue it was taken from.
-_held: Final[dict[str, str]] = {}
+#: each with the queue it was taken from and whether its owner's lease still vouches for it.
+_held: Final[dict[str, tuple[str, Callable[[], bool]]]] = {}
 #: Held tags whose record a task's write removed: their ack stays in memory.
 _settled: Final[set[str]] = set()
 
 
-def hold(tag: str, queue: str) -> None:
-    """The consumer took ``tag`` from ``queue`` (its QoS's ``append``)."""
-    _held[tag] = queue
+def hold(tag: str, queue: str, vouched: Callable[[], bool]) -> None:
+    """The consumer took ``tag`` from ``queue``; settle it only while ``vouched()``."""
+    _held[tag] = (queue, vouched)
 
 
 def release(tag: str) -> bool:
@@ -80,8 +87,8 @@ def release(tag: str) -> bool:
 @contextmanager
 def running(tag: object) -> Iterator[None]:
     """The task of delivery ``tag`` runs: its last write may settle it."""
-    queue = _held.get(tag) if isinstance(tag, str) else None
-    _local.running = None if queue is None else Delivery(str(tag), queue)
+    held = _held.get(tag) if isinstance(tag, str) else None
+    _local.running = None if held is None else Delivery(str(tag), held[0])
     try:
         yield
     finally:
@@ -89,9 +96,13 @@ def running(tag: object) -> Iterator[None]:
 
 
 def take() -> Delivery | None:
-    """The running task's delivery, for a write that completes its work; once."""
+    """The running task's delivery, for a write that completes its work; once.
+
+    None when its owner's lease no longer vouches for it: Celery's ack is then careful.
+    """
     delivery, _local.running = _local.running, None
-    return delivery
+    held = None if delivery is None else _held.get(delivery.tag)
+    return delivery if held is not None and held[1]() else None
 
 
 @contextmanager
