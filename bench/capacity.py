@@ -41,7 +41,7 @@ MAXCLIENTS = 10_000
 #: The run of ``redis_cost.json`` the page is derived from, and the ones it is compared with:
 #: the code before issue 22's cuts, and the code before the CPU cuts measured back to back
 #: with ``RUN`` (CPU time moves with the machine's load; counts barely do).
-RUN, BASELINES = "cpu-cuts", ("before", "head-59a2f25")
+RUN, BASELINES = "settled", ("before", "head-5dd5429")
 #: Commands that only the broker runs: kombu's queue lists, ``unacked``, its index and
 #: the reserved sets, taking (``BLMOVE``, the take script's pops) and acking (``MULTI``).
 BROKER_COMMANDS = frozenset(
@@ -169,6 +169,7 @@ def render(cost: dict[str, Any], stage1_io: dict[str, Any], judge: dict[str, Any
         "reading, replying, the AOF write of each event-loop pass, at the light load of this "
         "measurement, where nearly every pass serves one request.",
         "",
+        *_floor(run, accept),
         "## Redis primaries",
         "",
         f"At the planned mix a node costs {m['round_trips']:.1f} round trips and "
@@ -227,6 +228,22 @@ def render(cost: dict[str, Any], stage1_io: dict[str, Any], judge: dict[str, Any
 def _short(note: str) -> str:
     """A run's note up to its first parenthesis or comma (a table cell)."""
     return note.split("(")[0].split(",")[0].strip()
+
+
+def _floor(run: dict[str, Any], accept: dict[str, Any]) -> list[str]:
+    """What the node's round trips cost at the least, and the bytes it moved (newer runs)."""
+    if "ping" not in run or "kb" not in accept:
+        return []
+    ping_us, kb = run["ping"]["cpu_us"], accept["kb"]
+    floor_ms = accept["round_trips"] * ping_us / 1000
+    logged = f", appended {kb['aof']:.1f} KiB to the AOF" if "aof" in kb else ""
+    return [
+        f"A `PING` cost this server {ping_us:.1f} µs of CPU in the same run: the node's "
+        f"round trips alone cost {floor_ms:.3f} ms, whatever they carry. The node's bytes "
+        f"cost the rest: Redis read {kb['net_in']:.1f} KiB, wrote back {kb['net_out']:.1f} "
+        f"KiB{logged}, every message copied into `unacked`, logged and handed to its worker.",
+        "",
+    ]
 
 
 def _cost_row(label: str, figures: dict[str, Any]) -> str:

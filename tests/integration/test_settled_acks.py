@@ -26,6 +26,7 @@ from kombu.entity import Queue as KombuQueue
 from kombu.transport import redis as kombu_redis
 
 from schemas.request import ReviewRequest
+from tests.infrastructure import drop_prefix
 from tests.integration.support import sample
 from workers.fleet.transport import settle
 from workers.fleet.transport.redis_transport import TAKE_MAX, Transport
@@ -237,7 +238,8 @@ def test_the_publish_script_acks_only_with_the_entry_it_adds(
     redis_db: redis.Redis, keys: dict[str, str]
 ) -> None:
     prefix = f"settle-{uuid.uuid4().hex[:8]}"
-    stream = ResultStream(redis_db, Keys(prefix), retention_s=3600, dedup_ttl_s=3600)
+    names = Keys(prefix)
+    stream = ResultStream(redis_db, names, retention_s=3600, dedup_ttl_s=3600)
     tag = "tag-1"
     settles = Settlement(keys["unacked_key"], keys["unacked_index_key"], keys["reserved"], tag)
 
@@ -247,8 +249,8 @@ def test_the_publish_script_acks_only_with_the_entry_it_adds(
         redis_db.zadd(keys["reserved"], {tag: 1.0})
 
     def booking(attempt: int) -> Booking:
-        write = AttemptWrite(f"{prefix}:attempts:d:n", attempt, "{}", 60, 8)
-        return Booking(write, f"{prefix}:booked:{attempt}", 60, settles)
+        write = AttemptWrite(names.attempts("d", "n"), attempt, "{}", 60, 8)
+        return Booking(write, names.booked(f"d:n:{attempt}"), 60, settles)
 
     body = sample("good_python.json", dag_id="d", node_id="n")
     request = ReviewRequest.model_validate_json(json.dumps(body))
@@ -264,5 +266,4 @@ def test_the_publish_script_acks_only_with_the_entry_it_adds(
         assert not again.added
         assert _held(redis_db, keys) == (1, 1, 1)  # its ack is Celery's, after it
     finally:
-        for key in redis_db.scan_iter(f"{prefix}:*"):
-            redis_db.delete(key)
+        drop_prefix(redis_db, prefix)
