@@ -11,6 +11,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from workers.fleet.app import celery_config
 from workers.fleet.queues import TaskName
 from workers.fleet.transport.inspection import (
     Accepted,
@@ -20,6 +21,7 @@ from workers.fleet.transport.inspection import (
     inspect_message,
     unacked_record,
 )
+from workers.settings import Settings
 from workers.testing.raw_messages import (
     REPAIRED_HEADERS,
     Expect,
@@ -192,3 +194,9 @@ def test_unacked_records_never_raise(raw: bytes) -> None:
 def test_kinds_are_distinct_bytes(tmp_path: Path) -> None:
     kinds = _kinds(tmp_path)
     assert len(set(kinds.values())) == len(kinds)
+
+
+def test_the_fleet_compresses_unless_told_not_to_for_an_upgrade() -> None:
+    """Workers of a release before compression refuse zlib bodies: it can be turned off."""
+    assert celery_config(Settings())["task_compression"] == "zlib"
+    assert celery_config(Settings(compress_messages=False))["task_compression"] is None

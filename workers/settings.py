@@ -67,6 +67,10 @@ class Settings(BaseSettings):
     """Raw requests larger than this are refused before parsing."""
     max_task_tries: int = Field(default=3, ge=1)
     """A review whose task dies this many times is dead-lettered."""
+    compress_messages: bool = True
+    """Send queue messages zlib-compressed. Every worker reads both kinds; a worker of a
+    release before compression quarantines a compressed one: upgrade with this off, and
+    turn it on once no such worker runs (deploy/README.md)."""
 
     # Bounded waits on every Redis connection: broker, results, ledger, guards, subscribers.
     redis_socket_timeout_s: float = Field(default=5.0, ge=2.0, le=300.0)

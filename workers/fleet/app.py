@@ -170,7 +170,7 @@ def celery_config(settings: Settings) -> dict[str, Any]:
         # back, about five times per hop: zlib (C) halves a hop's bytes for some tens of
         # microseconds of a worker's CPU (``bench.redis_cost``). The inspection bounds
         # what a body may inflate to before kombu inflates it (``transport/inspection.py``).
-        "task_compression": "zlib",
+        "task_compression": "zlib" if settings.compress_messages else None,
         "accept_content": ["json"],
         "task_ignore_result": True,
         # The (disabled) result backend is one object per app, not one per thread: under
