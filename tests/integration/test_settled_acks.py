@@ -27,7 +27,7 @@ from kombu.transport import redis as kombu_redis
 
 from schemas.request import ReviewRequest
 from tests.infrastructure import drop_prefix
-from tests.integration.support import sample
+from tests.integration.support import kombu_keys, sample
 from workers.fleet.transport import settle
 from workers.fleet.transport.redis_transport import TAKE_MAX, Transport
 from workers.keys import Keys
@@ -69,17 +69,7 @@ DYING_AFTER_HOP = textwrap.dedent(
 
 @pytest.fixture()
 def keys(redis_db: redis.Redis) -> Iterator[dict[str, str]]:
-    tag = uuid.uuid4().hex[:8]
-    names = {
-        "queue": f"settle-{tag}",
-        "target": f"settle-{tag}-next",
-        "unacked_key": f"settle-{tag}:unacked",
-        "unacked_index_key": f"settle-{tag}:unacked_index",
-        "unacked_mutex_key": f"settle-{tag}:unacked_mutex",
-        "reserved": f"settle-{tag}:reserved",
-    }
-    yield names
-    redis_db.delete(*names.values())
+    yield from kombu_keys(redis_db, "settle", target="-next", reserved=":reserved")
 
 
 def _options(keys: dict[str, str], **extra: Any) -> dict[str, Any]:
@@ -202,17 +192,17 @@ def test_a_busy_queue_is_taken_without_waits_and_survives_a_lost_script_cache(
     received: list[dict[str, str]] = []
     calls = {"after a wait": 0, "takes": 0}
     channel = Transport.Channel
-    take, taken = channel._take, channel._taken
+    take, taken = channel._take_at, channel._taken
 
-    def counted_take(chan: Any, *args: Any, **kwargs: Any) -> Any:
+    def counted_take(chan: Any, *args: Any) -> Any:
         calls["after a wait"] += 1
-        return take(chan, *args, **kwargs)
+        return take(chan, *args)
 
     def counted_taken(chan: Any, *args: Any) -> Any:
         calls["takes"] += 1
         return taken(chan, *args)
 
-    monkeypatch.setattr(channel, "_take", counted_take)
+    monkeypatch.setattr(channel, "_take_at", counted_take)
     monkeypatch.setattr(channel, "_taken", counted_taken)
 
     def on_message(body: dict[str, str], message: Any) -> None:

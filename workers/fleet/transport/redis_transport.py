@@ -162,9 +162,8 @@ class Channel(clients.ClientsChannel):
         self._taking, self._busy = self._busy and not self._closing, False
         if self._taking:  # sent as is: the keys are spelled whole, kombu prefixes none
             script = self.script(TAKE_LUA)
-            self._owner()  # the lease is set before the take: ``at`` comes after it
-            self._asked, self._at = self._take_count(), (time(), monotonic())
-            keys, args = self._take_call(queue, self._asked, self._at[0])
+            self._asked = self._take_count()
+            keys, args, self._at = self._take_call(queue, self._asked)
             self.client.connection.send_command("EVALSHA", script.sha, len(keys), *keys, *args)
             return
         key = self.broker_key(queue)
@@ -188,7 +187,7 @@ class Channel(clients.ClientsChannel):
             self._in_poll = False
             self._flush_brpop_reauth()
         if command == "EVALSHA":  # popped and recorded: delivered even while closing
-            return self._taken(queue, woken, self._asked, self._at)  # type: ignore[arg-type]
+            return self._taken(queue, woken, self._at, self._asked)  # type: ignore[arg-type]
         # None: nothing came (b"" is a message). While closing, leave it in its queue.
         if woken is None or (queue is not None and self._closing):
             raise Empty()
@@ -196,13 +195,11 @@ class Channel(clients.ClientsChannel):
             queue = bytes_to_str(woken[0]).rsplit(self.sep, 1)[0]
             self._queue_cycle.rotate(queue)
             return self._deliver_checked(woken[1], queue, None, None)
-        self._owner()  # the lease is set before the first take: ``at`` comes after it
-        at = (time(), monotonic())
         count = self._take_count()
-        return self._taken(queue, self._take(queue, count, at=at), count, at)
+        return self._taken(queue, *self._take_at(queue, count), count)
 
     def _taken(
-        self, queue: str, taken: list[list[Any]] | None, asked: int, at: tuple[float, float]
+        self, queue: str, taken: list[list[Any]] | None, at: tuple[float, float], asked: int
     ) -> bool:
         """Deliver what one take of ``asked`` messages, made ``at``, popped from ``queue``.
 
@@ -313,28 +310,38 @@ class Channel(clients.ClientsChannel):
         name = self.reserved_keys.get(queue)
         return None if name is None else self.broker_key(name)
 
-    def _take(
-        self, queue: str, count: int = 1, *, at: tuple[float, float] | None = None
-    ) -> list[list[Any]] | None:
+    def _take(self, queue: str, count: int = 1) -> list[list[Any]] | None:
         """Pop up to ``count`` messages, each recorded as unacked, with its owner, in one step.
 
-        ``at``: the index score (epoch s) and ``monotonic()`` the take is made at. One
-        ``[recorded, message, tag or reason]`` per message; None when it was empty.
+        One ``[recorded, message, tag or reason]`` per message; None when it was empty.
         """
-        score = time() if at is None else at[0]
-        keys, args = self._take_call(queue, count, score)
-        taken: list[list[Any]] | None = self.script(TAKE_LUA)(keys=keys, args=args)
-        return taken
+        return self._take_at(queue, count)[0]
 
-    def _take_call(self, queue: str, count: int, score: float) -> tuple[list[str], list[Any]]:
-        """``TAKE_LUA``'s keys and arguments, for a take at ``score`` (epoch s)."""
+    def _take_at(
+        self, queue: str, count: int
+    ) -> tuple[list[list[Any]] | None, tuple[float, float]]:
+        """``_take``, and when it was made (``_take_call``)."""
+        keys, args, at = self._take_call(queue, count)
+        taken: list[list[Any]] | None = self.script(TAKE_LUA)(keys=keys, args=args)
+        return taken, at
+
+    def _take_call(
+        self, queue: str, count: int
+    ) -> tuple[list[str], list[Any], tuple[float, float]]:
+        """``TAKE_LUA``'s keys and arguments, and when the take is made.
+
+        ``at``: its index score (epoch s) and ``monotonic()``, read after this process's
+        lease is set (``_owner``), as ``leases.Lease.covers`` needs.
+        """
         owner = self._owner()
+        at = (time(), monotonic())
         keys = [self.broker_key(name) for name in (queue, self.unacked_key, self.unacked_index_key)]
         reserved = self._reserved_key(queue)
         retention_ms = self.quarantine.retention_s * 1000
         return (
             [*keys, self.quarantine.key, *filter(None, [reserved])],
-            [repr(score), queue, RAW_KEPT_BYTES, retention_ms, count, owner],
+            [repr(at[0]), queue, RAW_KEPT_BYTES, retention_ms, count, owner],
+            at,
         )
 
 
