@@ -13,7 +13,6 @@ import subprocess
 import sys
 import textwrap
 import time
-import uuid
 from collections.abc import Iterator
 from typing import Any
 
@@ -22,6 +21,7 @@ import redis
 from kombu.connection import Connection
 from kombu.entity import Queue as KombuQueue
 
+from tests.integration.support import kombu_keys
 from workers.fleet.transport.redis_transport import TAKE_MAX, Transport
 
 pytestmark = pytest.mark.integration
@@ -55,15 +55,7 @@ DYING = textwrap.dedent(
 
 @pytest.fixture()
 def keys(redis_db: redis.Redis) -> Iterator[dict[str, str]]:
-    tag = uuid.uuid4().hex[:8]
-    names = {
-        "queue": f"take-{tag}",
-        "unacked_key": f"take-{tag}:unacked",
-        "unacked_index_key": f"take-{tag}:unacked_index",
-        "unacked_mutex_key": f"take-{tag}:unacked_mutex",
-    }
-    yield names
-    redis_db.delete(*names.values())
+    yield from kombu_keys(redis_db, "take")
 
 
 def _options(keys: dict[str, str], **extra: Any) -> dict[str, Any]:

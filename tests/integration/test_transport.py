@@ -10,7 +10,6 @@ import json
 import subprocess
 import sys
 import time
-import uuid
 from collections.abc import Iterator
 from typing import Any
 
@@ -20,6 +19,7 @@ from kombu.connection import Connection
 from kombu.entity import Queue as KombuQueue
 
 from tests.infrastructure import wait_until
+from tests.integration.support import kombu_keys
 from workers.fleet.app import celery_config
 from workers.fleet.transport.redis_transport import Transport
 from workers.settings import Settings
@@ -29,15 +29,7 @@ pytestmark = pytest.mark.integration
 
 @pytest.fixture()
 def keys(redis_db: redis.Redis) -> Iterator[dict[str, str]]:
-    tag = uuid.uuid4().hex[:8]
-    names = {
-        "queue": f"transport-{tag}",
-        "unacked_key": f"transport-{tag}:unacked",
-        "unacked_index_key": f"transport-{tag}:unacked_index",
-        "unacked_mutex_key": f"transport-{tag}:unacked_mutex",
-    }
-    yield names
-    redis_db.delete(*names.values())
+    yield from kombu_keys(redis_db, "transport")
 
 
 def _options(keys: dict[str, str], **extra: Any) -> dict[str, Any]:
