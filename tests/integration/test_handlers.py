@@ -72,24 +72,14 @@ def scratch_deps(redis_url: str, label: str) -> Iterator[Deps]:
         yield built
     finally:
         drop_prefix(built.redis, prefix)
-        closed(built)
+        built.close()
 
 
 @pytest.fixture
 def deps(settings: Settings, judge: ScriptedJudge) -> Iterator[Deps]:
     built = ceiling_only(settings, judge)
     yield built
-    closed(built)
-
-
-def closed(deps: Deps) -> None:
-    """Close the client and its pool.
-
-    ``Redis.close`` leaves a pool it was given open; its sockets, in a cycle with their
-    parsers, would wait for a garbage collection and warn wherever that one comes.
-    """
-    deps.redis.close()
-    deps.redis.connection_pool.disconnect()
+    built.close()
 
 
 def through_stage1(deps: Deps, body: dict[str, Any]) -> Hop:
@@ -149,7 +139,7 @@ def test_a_spent_dag_budget_suppresses_stage2_with_the_reason_recorded(
         assert run_router(hop, budgeted) is None
         [result] = results(budgeted, "d2")
     finally:
-        closed(budgeted)
+        budgeted.close()
     assert isinstance(result, ReviewResult)
     assert result.escalation.escalate is False
     assert result.escalation.suppressed_by == "budget_exhausted"

@@ -48,7 +48,7 @@ def deps(redis_url: str) -> Iterator[Deps]:
     )
     built = build_deps(settings)
     yield built
-    built.redis.close()
+    built.close()
 
 
 def review(deps: Deps, body: dict[str, Any]) -> Hop:

@@ -42,7 +42,7 @@ def deps(redis_url: str) -> Iterator[Deps]:
     built = build_deps(Settings(redis_url=redis_url, key_prefix=prefix, max_task_tries=3))
     yield built
     drop_prefix(built.redis, prefix)
-    built.redis.close()
+    built.close()
 
 
 class RoundTrips:

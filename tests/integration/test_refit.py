@@ -179,7 +179,7 @@ def deps(url: str, prefix: str) -> Iterator[Deps]:
     settings = Settings(redis_url=url, key_prefix=prefix, calibration_refresh_s=0.0)
     built = ceiling_only(settings, ScriptedJudge())
     yield built
-    built.redis.close()
+    built.close()
 
 
 def _routed(deps: Deps, dag: str) -> ReviewResult:

@@ -54,7 +54,7 @@ def deps(replays_url: str, judge: ScriptedJudge) -> Iterator[Deps]:
     )
     built = replace(build_deps(settings, judge=judge), wall_judge=None)
     yield built
-    built.redis.close()
+    built.close()
 
 
 def _at_router(deps: Deps, dag: str) -> Hop:

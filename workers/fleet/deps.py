@@ -62,6 +62,15 @@ class Deps:
         """Every Redis key of this deployment."""
         return self.settings.keys
 
+    def close(self) -> None:
+        """Close the client and its pool.
+
+        ``Redis.close`` leaves open a pool it was given (``redis_client`` gives it one):
+        its sockets, in a cycle with their parsers, would wait for a garbage collection.
+        """
+        self.redis.close()
+        self.redis.connection_pool.disconnect()
+
 
 def build_deps(settings: Settings, *, judge: Judge | None = None) -> Deps:
     """Wire the real collaborators; ``judge`` overrides the configured backend."""
