@@ -45,11 +45,12 @@ from collections import Counter
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import redis
 
 from bench import common
+from bench.redis_floor import Floor, Samples
 from workers.client import ReviewClient
 from workers.fleet.queues import Queue
 from workers.keys import Keys
@@ -60,6 +61,8 @@ WARMUP = 100
 GOAL_ROUND_TRIPS = 6.0
 GOAL_CPU_MS = 0.2
 WORKLOADS = ("accept", "escalated")
+#: The least design's accepted node, on the same server (``bench.redis_floor``).
+FLOOR = "floor"
 
 
 class Meter:
@@ -182,8 +185,8 @@ def requests(workload: str, dag: str, n: int) -> list[dict[str, Any]]:
 
 def run_workload(
     meter: Meter, client: ReviewClient, keys: Keys, workload: str, n: int, timeout_s: float
-) -> None:
-    """Submit ``n`` reviews; return when all are published and acked."""
+) -> str:
+    """Submit ``n`` reviews; return their DAG when all are published and acked."""
     dag = common.unique(f"cost-{workload}")
     objs = requests(workload, dag, n)
     client.submit_many(objs)
@@ -192,6 +195,7 @@ def run_workload(
         if time.monotonic() > deadline:
             raise RuntimeError(f"{workload}: {n} reviews not done in {timeout_s:.0f}s")
         time.sleep(0.05)
+    return dag
 
 
 def process_tree(pid: int) -> list[int]:
@@ -268,6 +272,12 @@ def per_node(figures: dict[str, Any], n: int) -> dict[str, Any]:
             if figures[f"{name}_bytes"] >= 0  # an AOF rewrite meanwhile shrinks the file
         },
         "commands_by_name": {name: round(s["calls"] / n, 2) for name, s in top},
+        # Microseconds inside each command (a script's own commands counted under it and
+        # under their names): where the CPU that is not I/O goes.
+        "usec_by_name": {
+            name: round(s["usec"] / n, 2)
+            for name, s in sorted(figures["by_command"].items(), key=lambda kv: -kv[1]["usec"])
+        },
     }
 
 
@@ -284,18 +294,24 @@ def measure(
         client = ReviewClient(settings)
         try:
             with fleet_processes(server.url, env) as workers:
-                for workload in WORKLOADS:
-                    run_workload(meter, client, keys, workload, WARMUP, timeout_s)
+                dags = {
+                    w: run_workload(meter, client, keys, w, WARMUP, timeout_s) for w in WORKLOADS
+                }
+                samples = fleet_samples(meter.client, client, keys, dags["accept"])
+                floor = Floor(server.url, keys.prefix, samples)
+                floor.run(WARMUP, timeout_s)
                 idle = idle_rates(meter, idle_s)
                 figures["idle_per_s"] = {k: round(v, 3) for k, v in idle.items()}
                 figures["ping"] = round_trip_floor(meter, idle)
-                runs: dict[str, list[dict[str, Any]]] = {w: [] for w in WORKLOADS}
+                runs: dict[str, list[dict[str, Any]]] = {w: [] for w in (*WORKLOADS, FLOOR)}
                 for _ in range(rounds):
                     for workload in WORKLOADS:
                         runs[workload].append(
                             one_round(meter, client, keys, workload, n, workers, idle, timeout_s)
                         )
-                figures |= {workload: summary(runs[workload]) for workload in WORKLOADS}
+                    pace_s = runs["accept"][-1]["seconds"] / n
+                    runs[FLOOR].append(floor_round(meter, floor, n, idle, timeout_s, pace_s))
+                figures |= {workload: summary(rounds) for workload, rounds in runs.items()}
                 figures["connections"] = {
                     name: connections_to(p.pid, server.port) for name, p in workers.items()
                 }
@@ -325,6 +341,34 @@ def one_round(
         name: round(1000 * (cpu_s(p.pid) - cpu_before[name]) / n, 3) for name, p in workers.items()
     }
     return {**per_node(done, n), "seconds": round(done["seconds"], 2), "worker_cpu_ms": worker_cpu}
+
+
+def fleet_samples(server: redis.Redis, client: ReviewClient, keys: Keys, dag: str) -> Samples:
+    """A submitted message, a result entry and an attempt record, as the fleet wrote them."""
+    settings = client.settings.model_copy(update={"key_prefix": common.unique("cost-sample")})
+    alone = ReviewClient(settings)
+    try:
+        alone.submit_many(requests("accept", "sample", 1))
+    finally:
+        alone.close()
+    queue = settings.keys.queue(Queue.STAGE1.value)
+    message = server.lindex(queue, 0)
+    server.delete(queue)
+    [(_, entry)] = cast(
+        "list[tuple[bytes, dict[bytes, bytes]]]", server.xrange(keys.results(dag), count=1)
+    )
+    record = server.hget(keys.attempts(dag, "n0"), "1")
+    if not isinstance(message, bytes) or not isinstance(record, bytes):
+        raise RuntimeError("the fleet's message or attempt record is missing")
+    return Samples(message=message, entry=entry, attempt_record=record)
+
+
+def floor_round(
+    meter: Meter, floor: Floor, n: int, idle: dict[str, float], timeout_s: float, pace_s: float
+) -> dict[str, Any]:
+    """One floor workload of ``n`` nodes (``bench.redis_floor``) at the fleet's pace."""
+    done = measured(meter, lambda: floor.run(n, timeout_s, pace_s=pace_s), idle=idle)
+    return {**per_node(done, n), "seconds": round(done["seconds"], 2), "worker_cpu_ms": {}}
 
 
 def summary(rounds: list[dict[str, Any]]) -> dict[str, Any]:
@@ -373,7 +417,7 @@ def show(label: str, figures: dict[str, Any]) -> str:
             figures[workload].get("redis_cpu_ms_median", figures[workload]["redis_cpu_ms"]),
             figures[workload]["lua_ms"],
         ]
-        for workload in (*WORKLOADS, "submit")
+        for workload in (*WORKLOADS, FLOOR, "submit")
     ]
     head = ["per node", "round trips", "replies", "commands", "cpu ms (least)", "median", "lua ms"]
     return common.table(head, rows)

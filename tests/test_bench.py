@@ -7,9 +7,11 @@ import re
 from pathlib import Path
 
 import pytest
+import redis
 
 from bench import corpus, economics, latency, overhead, recall, stage1_io
-from bench.common import CORPUS_PATH
+from bench.common import CORPUS_PATH, private_redis
+from bench.redis_floor import GROUP, Floor, Samples
 from tests.infrastructure import require_redis_server
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -118,3 +120,29 @@ def test_stage1_io_measures_each_pool_and_the_server_alone_against_their_bounds(
     alone = bursts[0]
     assert alone["connections"] == 8 and alone["requests"] == 40 and alone["bound_per_s"] == 40.0
     assert isinstance(data["recommendation"], str)
+
+
+@pytest.mark.usefixtures("redis_server")
+def test_the_least_design_publishes_every_node_once_and_acks_each_hop() -> None:
+    """The floor ``bench.redis_cost`` compares the fleet with does all of a node's work."""
+    samples = Samples(message=b'{"body": "x"}', entry={b"kind": b"result"}, attempt_record=b"{}")
+    with private_redis() as server:
+        client = redis.Redis.from_url(server.url)
+        floor = Floor(server.url, "floor-test", samples)
+        try:
+            floor.run(40, timeout_s=60, pace_s=0.001)
+            floor.run(40, timeout_s=60)
+            published = sorted(k.decode() for k in client.scan_iter("floor-test:published:*"))
+            streams = [floor.stage1, floor.router]
+            pending = [client.xpending(stream, GROUP)["pending"] for stream in streams]
+            waiting = [client.xlen(stream) for stream in streams]
+            entries = [client.xlen(f"floor-test:results:floor-test:floor:{run}") for run in (1, 2)]
+            booked = [
+                client.exists(f"floor-test:booked:floor-test:floor:1:n{i}:1") for i in (0, 39)
+            ]
+        finally:
+            client.close()
+    assert len(published) == 80
+    assert entries == [40, 40]
+    assert pending == [0, 0] and waiting == [0, 0]
+    assert booked == [1, 1]
