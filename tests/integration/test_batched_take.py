@@ -12,6 +12,7 @@ import json
 import subprocess
 import sys
 import textwrap
+import threading
 import time
 from collections.abc import Iterator
 from typing import Any
@@ -116,6 +117,60 @@ def test_batched_takes_keep_the_order_and_acks_leave_nothing_behind(
     _publish(redis_url, keys, bodies)
 
     assert _drain(redis_url, keys, len(bodies), 2 * TAKE_MAX) == bodies
+    assert redis_db.llen(keys["queue"]) == 0
+    assert redis_db.hlen(keys["unacked_key"]) == 0
+    assert redis_db.zcard(keys["unacked_index_key"]) == 0
+
+
+def _when_blocked(redis_db: redis.Redis, then: Any) -> threading.Thread:
+    """Run ``then`` once some client waits in ``BLMOVE`` (a thread; join it)."""
+
+    def waiter() -> None:
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline:
+            clients = redis_db.client_list()
+            if any(c["cmd"] == "blmove" and "b" in c["flags"] for c in clients):
+                break
+            time.sleep(0.02)
+        then()
+
+    thread = threading.Thread(target=waiter, daemon=True)
+    thread.start()
+    return thread
+
+
+def test_a_woken_wait_takes_in_its_own_round_trip_and_a_lost_script_costs_one_more(
+    redis_url: str, redis_db: redis.Redis, keys: dict[str, str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The take goes behind the wait in one write; Redis runs it as the wait ends."""
+    separate: list[tuple[Any, ...]] = []
+    take = Transport.Channel._take_at
+
+    def counted(chan: Any, *args: Any) -> Any:
+        separate.append(args)
+        return take(chan, *args)
+
+    monkeypatch.setattr(Transport.Channel, "_take_at", counted)
+    received: list[dict[str, str]] = []
+
+    def on_message(body: dict[str, str], message: Any) -> None:
+        received.append(body)
+        message.ack()
+
+    options = _options(keys)
+    with Connection(redis_url, transport=Transport, transport_options=options) as connection:
+        queue = KombuQueue(keys["queue"])
+        with connection.Consumer(queue, callbacks=[on_message], prefetch_count=4):
+            for n, lose_script in enumerate((False, True)):
+                if lose_script:
+                    redis_db.script_flush()  # what a Redis restart does to the take script
+                body = {"n": str(n)}
+                publisher = _when_blocked(redis_db, lambda b=body: _publish(redis_url, keys, [b]))
+                while len(received) <= n:
+                    connection.drain_events(timeout=10)
+                publisher.join()
+                assert received[n] == body
+                assert len(separate) == int(lose_script), separate
     assert redis_db.llen(keys["queue"]) == 0
     assert redis_db.hlen(keys["unacked_key"]) == 0
     assert redis_db.zcard(keys["unacked_index_key"]) == 0

@@ -10,11 +10,14 @@ This channel waits with ``BLMOVE q q RIGHT RIGHT``, which blocks like ``BRPOP`` 
 leaves the message where it is, then pops it and records it as unacked in one Lua
 script: at every instant the message is in its queue or in ``unacked``. A take pops as
 many messages as the prefetch leaves room for (up to ``TAKE_MAX``), each recorded in the
-same script (kombu's second write is skipped). After a take that filled all the room
-asked for, the queue likely holds more: the next poll sends the take script itself, not
-the wait (one round trip per take on a busy queue, two on an idle one). A message
-arriving at an idle queue wakes every consumer waiting on it; those that lose the race
-find nothing and wait again, one round trip each. It covers channels that
+same script (kombu's second write is skipped). The take goes behind the wait, in the same
+write: Redis runs a client's pipelined commands in order, the take as soon as the wait
+ends, so a wake is one round trip, not two. After a take that filled all the room asked
+for, the queue likely holds more: the next poll sends the take alone, without the wait.
+A message arriving at an idle queue wakes every consumer waiting on it; those that lose
+the race find nothing and wait again, one round trip each. A take behind a wait is
+scored (``unacked_index``) when the wait was sent: early by at most the wait's timeout,
+which only brings its visibility-timeout restore forward by as much. It covers channels that
 consume one queue with one priority step, which is what our workers are
 (``priority_steps`` is ``[0]`` in ``workers.fleet.app``); others (and control replies,
 read unacked) keep kombu's ``BRPOP``. Its QoS is in ``workers/fleet/transport/qos.py``.
@@ -40,13 +43,13 @@ from __future__ import annotations
 import logging
 from queue import Empty
 from time import monotonic, time
-from typing import Any
+from typing import Any, Final
 
 from kombu.transport import redis as kombu_redis
 from kombu.utils.encoding import bytes_to_str
 from kombu.utils.json import dumps
 from kombu.utils.objects import cached_property
-from redis.exceptions import NoScriptError
+from redis.exceptions import NoScriptError, ResponseError
 
 from workers.fleet.transport import broadcast, clients, eta, inspection, leases, settle
 from workers.fleet.transport.inspection import Refused, Rules, inspect_message
@@ -63,6 +66,8 @@ _DEFAULT_KEYS = Keys("windags")
 #: worker's consumer shares its thread with a hundred tasks, and fetching one message per
 #: turn left it far below its concurrency (``bench.stage1_io``).
 TAKE_MAX = 16
+#: The take behind a wait found its script gone (``SCRIPT FLUSH``, a restarted Redis).
+_SCRIPT_LOST: Final = object()
 
 
 class Channel(clients.ClientsChannel):
@@ -101,7 +106,7 @@ class Channel(clients.ClientsChannel):
     _taking = False  # the poll in flight is the take script itself, not the wait
     _busy = False  # the last take filled the room it asked for: take again without waiting
     _asked = 1  # how many messages the take in flight asked for
-    _at = (0.0, 0.0)  # when it was sent: its index score and ``monotonic()``
+    _at = (0.0, 0.0)  # when the take was sent: its index score and ``monotonic()``
 
     @cached_property
     def _recorded(self) -> dict[str, Taken]:  # delivery tag the take script recorded -> when
@@ -160,14 +165,17 @@ class Channel(clients.ClientsChannel):
         self._in_poll = self.client.connection
         self._brpop_sent_at = monotonic()  # type: ignore[assignment]
         self._taking, self._busy = self._busy and not self._closing, False
-        if self._taking:  # sent as is: the keys are spelled whole, kombu prefixes none
-            script = self.script(TAKE_LUA)
-            self._asked = self._take_count()
-            keys, args, self._at = self._take_call(queue, self._asked)
-            self.client.connection.send_command("EVALSHA", script.sha, len(keys), *keys, *args)
+        # Sent as is: the keys are spelled whole, kombu prefixes none.
+        self._asked = self._take_count()
+        keys, args, self._at = self._take_call(queue, self._asked)
+        take = ("EVALSHA", self.script(TAKE_LUA).sha, len(keys), *keys, *args)
+        connection = self.client.connection
+        if self._taking:
+            connection.send_command(*take)
             return
         key = self.broker_key(queue)
-        self.client.connection.send_command("BLMOVE", key, key, "RIGHT", "RIGHT", wait or 0)
+        wait_for = ("BLMOVE", key, key, "RIGHT", "RIGHT", wait or 0)
+        connection.send_packed_command(connection.pack_commands([wait_for, take]))
 
     def _brpop_read(self, **options: Any) -> bool:
         queue = self._waiting_on
@@ -175,7 +183,7 @@ class Channel(clients.ClientsChannel):
         command = "BRPOP" if queue is None else "EVALSHA" if self._taking else "BLMOVE"
         try:
             try:
-                woken = self.client.parse_response(self.client.connection, command, **options)
+                woken, taken = self._replies(command, **options)
             except NoScriptError:  # Redis restarted: the next wait's take loads it again
                 raise Empty() from None
             except self.connection_errors:
@@ -186,17 +194,42 @@ class Channel(clients.ClientsChannel):
         finally:
             self._in_poll = False
             self._flush_brpop_reauth()
-        if command == "EVALSHA":  # popped and recorded: delivered even while closing
-            return self._taken(queue, woken, self._at, self._asked)  # type: ignore[arg-type]
-        # None: nothing came (b"" is a message). While closing, leave it in its queue.
-        if woken is None or (queue is not None and self._closing):
-            raise Empty()
         if queue is None:  # kombu's BRPOP: [list, message], popped and not yet recorded
+            if woken is None:  # nothing came (b"" is a message)
+                raise Empty()
             queue = bytes_to_str(woken[0]).rsplit(self.sep, 1)[0]
             self._queue_cycle.rotate(queue)
             return self._deliver_checked(woken[1], queue, None, None)
-        count = self._take_count()
-        return self._taken(queue, *self._take_at(queue, count), count)
+        if taken is _SCRIPT_LOST:  # woken, but Redis lost the script (``_replies``)
+            if woken is None or self._closing:
+                raise Empty()
+            count = self._take_count()
+            return self._taken(queue, *self._take_at(queue, count), count)  # loads it again
+        # Popped and recorded, by the take alone or behind the wait: delivered even while
+        # closing (kombu's close restores what was delivered).
+        taken = woken if command == "EVALSHA" else taken
+        return self._taken(queue, taken, self._at, self._asked)
+
+    def _replies(self, command: str, **options: Any) -> tuple[Any, Any]:
+        """The wait's reply, and the reply of the take behind a ``BLMOVE`` (else None).
+
+        ``_SCRIPT_LOST`` for a take whose script Redis forgot. A wait refused (``READONLY``
+        on a demoted primary) leaves the take's reply unread: the connection is dropped
+        rather than left to hand that reply to the next command.
+        """
+        connection = self.client.connection
+        try:
+            woken = self.client.parse_response(connection, command, **options)
+        except ResponseError:
+            if command == "BLMOVE":
+                connection.disconnect()
+            raise
+        if command != "BLMOVE":
+            return woken, None
+        try:  # the take ran as soon as the wait ended
+            return woken, self.client.parse_response(connection, "EVALSHA", **options)
+        except NoScriptError:
+            return woken, _SCRIPT_LOST
 
     def _taken(
         self, queue: str, taken: list[list[Any]] | None, at: tuple[float, float], asked: int
