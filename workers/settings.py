@@ -72,9 +72,10 @@ class Settings(BaseSettings):
 
     An outage (a Redis restart, a failover) hands back a message a worker held once, so
     this counts the outages one stage of one review lived through, its retries included:
-    three restarts under load hand a message back three times at most. Twenty is no run of
-    outages but a try that breaks its own connection every time: past it each hand-back
-    counts, and ``max_task_tries`` more dead-letter the review (``fleet/replay.py``).
+    three restarts under load hand a message back three times at most. Twenty outages
+    within one stage of one review are no outages but a try that breaks its own connection
+    every time: past them each hand-back counts, and ``max_task_tries`` more dead-letter
+    the review (``workers/fleet/replay.py``).
     """
     compress_messages: bool = True
     """Send queue messages zlib-compressed. Every worker reads both kinds; a worker of a

@@ -183,7 +183,7 @@ def _unfinished(job: Job, deps: Deps) -> str:
     """Why a job's tries never finished, as its poison entry tells an operator."""
     if job.delivery is Delivery.REPLAY_COUNTED:
         most = deps.settings.max_task_replays
-        return f"(its Redis connection died in each; handed back more than {most} times)"
+        return f"(handed back more than {most} times, its Redis connection lost mid-try)"
     return "(its worker died or timed out each time)"
 
 

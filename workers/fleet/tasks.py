@@ -73,7 +73,14 @@ def delivery_of(task: Task, *, max_replays: int) -> Delivery:
         REPLAYS_HEADER: getattr(request, REPLAYS_HEADER, None),
     }
     replay = replay_of(headers, retries) or replay_of(own, retries)
-    if replay is not None and max(replay_count(headers), replay_count(own)) > max_replays:
+    replays = max(replay_count(headers), replay_count(own))
+    if replay is not None and replays > max_replays:
+        log.warning(
+            "task %s was handed back %d times, more than %d: its tries count from now on",
+            request.id,
+            replays,
+            max_replays,
+        )
         return Delivery.REPLAY_COUNTED
     if replay is ReplayOf.FIRST and not retries:
         return Delivery.FIRST_REPLAY
