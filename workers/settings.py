@@ -67,6 +67,16 @@ class Settings(BaseSettings):
     """Raw requests larger than this are refused before parsing."""
     max_task_tries: int = Field(default=3, ge=1)
     """A review whose task dies this many times is dead-lettered."""
+    max_task_replays: int = Field(default=20, ge=0)
+    """Hand-backs of one message, its Redis connection lost mid-try, that count no try.
+
+    An outage (a Redis restart, a failover) hands back a message a worker held once, so
+    this counts the outages one stage of one review lived through, its retries included:
+    three restarts under load hand a message back three times at most. Twenty outages
+    within one stage of one review are no outages but a try that breaks its own connection
+    every time: past them each hand-back counts, and ``max_task_tries`` more dead-letter
+    the review (``workers/fleet/replay.py``).
+    """
     compress_messages: bool = True
     """Send queue messages zlib-compressed. Every worker reads both kinds; a worker of a
     release before compression quarantines a compressed one: upgrade with this off, and

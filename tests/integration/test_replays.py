@@ -69,7 +69,12 @@ def _entries(deps: Deps, dag: str) -> list[ReviewResult | ReviewError]:
 
 @pytest.mark.parametrize(
     ("delivery", "dead_lettered"),
-    [(Delivery.REPLAY, False), (Delivery.FIRST_REPLAY, False), (Delivery.UNKNOWN, True)],
+    [
+        (Delivery.REPLAY, False),
+        (Delivery.FIRST_REPLAY, False),
+        (Delivery.UNKNOWN, True),
+        (Delivery.REPLAY_COUNTED, True),
+    ],
 )
 def test_a_replayed_stage2_try_is_not_counted_again(
     deps: Deps, judge: ScriptedJudge, delivery: Delivery, dead_lettered: bool
@@ -94,7 +99,8 @@ def test_a_replayed_stage2_try_is_not_counted_again(
 
 
 @pytest.mark.parametrize(
-    ("delivery", "dead_lettered"), [(Delivery.REPLAY, False), (Delivery.AGAIN, True)]
+    ("delivery", "dead_lettered"),
+    [(Delivery.REPLAY, False), (Delivery.AGAIN, True), (Delivery.REPLAY_COUNTED, True)],
 )
 def test_a_replayed_router_try_is_not_counted_again(
     deps: Deps, delivery: Delivery, dead_lettered: bool
@@ -122,6 +128,33 @@ def _at_stage2(deps: Deps, dag: str) -> tuple[str, str, str]:
     hop = handle_router(identity, request, report, deps)
     assert isinstance(hop, Hop) and hop.task is TaskName.STAGE2
     return identity, request, hop.args[2]
+
+
+@pytest.mark.parametrize("stage", [Queue.STAGE1, Queue.ROUTER, Queue.STAGE2])
+def test_a_replay_past_the_replay_limit_is_dead_lettered_saying_so(
+    deps: Deps, stage: Queue
+) -> None:
+    """A try that kills its own connection each time: its hand-backs count, and end."""
+    dag = f"rl-{stage.value}"
+    identity, request, _ = _at_stage2(deps, dag)
+    key = f"{dag}:release-notes:1"
+    job = Job.of_hop(stage, identity, request, delivery=Delivery.REPLAY_COUNTED)
+    if stage is Queue.STAGE2:  # as its handler builds it: every delivery counted
+        job = replace(job, claim=deps.keys.stage2_claim(key))
+    # Every try allowed was counted (a stage with no claim leaves its first uncounted).
+    deps.redis.set(deps.keys.tries(stage.value, key), LIMIT if job.claim else LIMIT - 1)
+
+    def work(published: bool) -> None:
+        raise AssertionError("a try past the limit ran")
+
+    assert guarded(job, deps, work) is None
+
+    [entry] = _entries(deps, dag)
+    assert isinstance(entry, ReviewError) and entry.code is ErrorCode.POISON
+    assert entry.tries == LIMIT
+    replays = deps.settings.max_task_replays
+    assert f"did not finish in {LIMIT} tries" in entry.message
+    assert f"handed back more than {replays} times" in entry.message
 
 
 @pytest.mark.parametrize(
@@ -195,4 +228,5 @@ def _task(**request: Any) -> Any:
 def test_a_replay_is_told_from_its_headers(
     request_fields: dict[str, Any], expected: Delivery
 ) -> None:
-    assert delivery_of(_task(**request_fields)) is expected
+    max_replays = Settings().max_task_replays
+    assert delivery_of(_task(**request_fields), max_replays=max_replays) is expected

@@ -13,7 +13,9 @@ of tries, since every delivery after the first is counted.
 
 An outage is not a try's failure: a connection fault of Redis that the work meets goes
 through uncounted, and the task hands its message back as a replay of this try
-(``workers/fleet/outage.py``).
+(``workers/fleet/outage.py``). Unless it is handed back past ``max_task_replays``
+(``Delivery.REPLAY_COUNTED``): no run of outages is that long, a try that breaks its own
+connection every time is, and its tries count.
 """
 
 from __future__ import annotations
@@ -50,6 +52,10 @@ class Delivery(StrEnum):
     FIRST_REPLAY = "first_replay"
     """A hand-back of a first delivery: still the first try where the first goes uncounted
     (``Job.counts_lazily``); elsewhere that try counted itself, and this is the same one."""
+    REPLAY_COUNTED = "replay_counted"
+    """A hand-back of a message handed back more than ``max_task_replays`` times: a try
+    that kills its own connection would otherwise replay forever, so it counts as
+    ``AGAIN`` does (``workers/fleet/replay.py``)."""
     UNKNOWN = "unknown"
     """Not told (a handler driven directly): every try is counted as it runs."""
 
@@ -116,7 +122,7 @@ def guarded(job: Job, deps: Deps, work: Callable[[bool], Outcome]) -> Outcome:
         return CLAIM_WAIT
     if count.tries > limit:
         why = f"{job.stage.value} did not finish in {limit} tries "
-        _give_up(job, why + "(its worker died or timed out each time)", count.tries - 1, deps)
+        _give_up(job, why + _unfinished(job, deps), count.tries - 1, deps)
         return None
     try:
         outcome = work(count.published)
@@ -171,6 +177,14 @@ def _count(job: Job, deps: Deps) -> tuple[TryCount, bool]:
     if job.counts_lazily:  # the uncounted first delivery came before this one
         return TryCount(count.tries + 1, count.published), True
     return count, True
+
+
+def _unfinished(job: Job, deps: Deps) -> str:
+    """Why a job's tries never finished, as its poison entry tells an operator."""
+    if job.delivery is Delivery.REPLAY_COUNTED:
+        most = deps.settings.max_task_replays
+        return f"(handed back more than {most} times, its Redis connection lost mid-try)"
+    return "(its worker died or timed out each time)"
 
 
 def _give_up(job: Job, message: str, tries: int, deps: Deps) -> None:

@@ -6,7 +6,9 @@ each caught mid-Ceiling under the threads pool, where a running task outlives it
 connection. So the handlers' guard lets such a fault through uncounted
 (``workers/fleet/guard.py``), the task raises ``Interrupted``, and its message goes back
 marked as a replay of the try it interrupted (``workers/fleet/replay.py``), as a live
-worker's hand-back does. The next delivery counts no new try.
+worker's hand-back does. The next delivery counts no new try, unless the message was
+handed back more than ``max_task_replays`` times: a try that breaks its own connection
+every time is no outage, and is dead-lettered as any poison is.
 
 Where the worker's connection died too, its channel has handed the delivery back already,
 and the reject is dropped (``recovery.disowned``). Where Redis refuses the reject, the

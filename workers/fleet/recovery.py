@@ -8,8 +8,10 @@ answers: not the channel that connects next (a first attempt): under gevent that
 task's greenlet, which Celery kills on a lost connection, between taking tags and restoring.
 
 A hand-back is a *replay* of the try it interrupted (``workers/fleet/replay.py``): a
-broker outage never counts towards the poison limit. The old delivery's late ack or reject
-(a task that went on running) is dropped (``disowned``): the next delivery has the same tag.
+broker outage never counts towards the poison limit. Each one is counted on the message,
+and past ``max_task_replays`` its tries count: no run of outages is that long. The old
+delivery's late ack or reject (a task that went on running) is dropped (``disowned``): the
+next delivery has the same tag.
 After a restart, records nobody held (a take whose reply the kill cut off) go back too.
 """
 

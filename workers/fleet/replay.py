@@ -11,6 +11,12 @@ mark.
 
 The mark names the message's ``retries``: Celery copies a task's headers into its retry,
 a new message whose tries all count; a mark from another message is no mark.
+
+A try that breaks its own connection every time (a record of the review Redis drops the
+client for) would be replayed forever, uncounted. So every hand-back also counts itself
+in ``REPLAYS_HEADER``, kept across restores and retries; past
+``Settings.max_task_replays`` a replay is told ``Delivery.REPLAY_COUNTED``, whose try
+counts, and the poison limit dead-letters the review as usual.
 """
 
 from __future__ import annotations
@@ -21,6 +27,10 @@ from typing import Any, Final
 
 #: The header a hand-back writes on the message it restores: ``<ReplayOf>:<retries>``.
 REPLAY_HEADER: Final = "windags_replay"
+#: The header that counts a message's hand-backs: an int, never cleared, so that no mix of
+#: restores and retries starts a replay loop afresh. Apart from ``REPLAY_HEADER``, whose
+#: format a worker of an earlier release still reads.
+REPLAYS_HEADER: Final = "windags_replays"
 
 
 class ReplayOf(StrEnum):
@@ -37,7 +47,8 @@ def mark(payload: dict[str, Any], *, replay: bool) -> None:
     """Mark a message being restored as a replay, or clear an earlier replay's mark.
 
     Called before kombu's restore marks it ``redelivered``: a replay remembers what the
-    interrupted delivery was. Replayed again before it ran, it keeps its first mark.
+    interrupted delivery was. Replayed again before it ran, it keeps its first mark. Every
+    replay adds one to ``REPLAYS_HEADER``; a restore of another kind leaves the count.
     """
     headers = payload.get("headers")
     if not isinstance(headers, dict):
@@ -47,6 +58,7 @@ def mark(payload: dict[str, Any], *, replay: bool) -> None:
     if not replay:
         headers.pop(REPLAY_HEADER, None)
         return
+    headers[REPLAYS_HEADER] = replay_count(headers) + 1
     retries = _retries(headers)
     if replay_of(headers, retries) is not None:
         return
@@ -67,6 +79,18 @@ def replay_of(headers: Mapping[str, Any] | None, retries: int) -> ReplayOf | Non
     if marked != str(retries) or kind not in {r.value for r in ReplayOf}:
         return None
     return ReplayOf(kind)
+
+
+def replay_count(headers: Mapping[str, Any] | None) -> int:
+    """How many times the message was handed back as a replay (``mark``); 0 if unreadable.
+
+    A header from the wire is hostile: anything but a non-negative int counts as none.
+    Too high a count only makes the message's own tries count.
+    """
+    count = (headers or {}).get(REPLAYS_HEADER)
+    if isinstance(count, bool) or not isinstance(count, int) or count < 0:
+        return 0
+    return count
 
 
 def _retries(headers: Mapping[str, Any]) -> int:

@@ -18,7 +18,7 @@ from workers.fleet.guard import Delivery
 from workers.fleet.handlers import handle_malformed, handle_router, handle_stage1, handle_stage2
 from workers.fleet.next_hop import Hop, Outcome, RetryLater
 from workers.fleet.queues import Queue, TaskName
-from workers.fleet.replay import REPLAY_HEADER, ReplayOf, replay_of
+from workers.fleet.replay import REPLAY_HEADER, REPLAYS_HEADER, ReplayOf, replay_count, replay_of
 from workers.fleet.transport import settle
 from workers.fleet.worker_deps import deps_of
 from workers.learning.periodic import run_refit
@@ -34,7 +34,8 @@ def _run(task: Task, stage: Queue, args: tuple[Any, ...], kwargs: dict[str, Any]
     with settle.running((task.request.properties or {}).get("delivery_tag")):
         with spans.stage_span(stage.value) as opened:
             traceparent = tracecontext.traceparent()
-            outcome = _handle(stage, args, kwargs, deps, traceparent, delivery_of(task))
+            delivery = delivery_of(task, max_replays=deps.settings.max_task_replays)
+            outcome = _handle(stage, args, kwargs, deps, traceparent, delivery)
             if isinstance(outcome, Hop):
                 spans.set_outcome(opened, f"hop:{outcome.task.value}")
             else:
@@ -54,20 +55,33 @@ def _run(task: Task, stage: Queue, args: tuple[Any, ...], kwargs: dict[str, Any]
             raise task.retry(countdown=outcome.delay_s, max_retries=None, exc=None)
 
 
-def delivery_of(task: Task) -> Delivery:
+def delivery_of(task: Task, *, max_replays: int) -> Delivery:
     """Whether the running task is its message's first delivery.
 
     kombu marks a message it restores (a dead worker's, a requeue, an overdue one)
     ``redelivered``; a Celery retry is a new message that counts its ``retries``. A
     message a live worker handed back when its Redis connection died is a replay of the
-    delivery it interrupted (``workers/fleet/replay.py``).
+    delivery it interrupted (``workers/fleet/replay.py``), until it was handed back more
+    than ``max_replays`` times.
     """
     request = task.request
     info = request.delivery_info or {}
     headers = request.headers or {}
     retries = request.retries or 0
-    own = {REPLAY_HEADER: getattr(request, REPLAY_HEADER, None)}  # Celery's copy of headers
+    own = {  # Celery's copy of headers
+        REPLAY_HEADER: getattr(request, REPLAY_HEADER, None),
+        REPLAYS_HEADER: getattr(request, REPLAYS_HEADER, None),
+    }
     replay = replay_of(headers, retries) or replay_of(own, retries)
+    replays = max(replay_count(headers), replay_count(own))
+    if replay is not None and replays > max_replays:
+        log.warning(
+            "task %s was handed back %d times, more than %d: its tries count from now on",
+            request.id,
+            replays,
+            max_replays,
+        )
+        return Delivery.REPLAY_COUNTED
     if replay is ReplayOf.FIRST and not retries:
         return Delivery.FIRST_REPLAY
     if replay is not None:

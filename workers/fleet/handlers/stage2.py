@@ -15,6 +15,10 @@ from workers.fleet.publish import publish
 from workers.fleet.queues import Queue
 from workers.observe import spans, tracecontext
 
+#: What Stage 2 keeps of a delivery: a replay's (it counts none), a counted replay's (its
+#: poison entry says why). Every other delivery counts as it runs.
+_KEPT = frozenset({Delivery.REPLAY, Delivery.FIRST_REPLAY, Delivery.REPLAY_COUNTED})
+
 
 def handle_stage2(
     identity_json: str,
@@ -33,9 +37,7 @@ def handle_stage2(
     job = Job.of_hop(Queue.STAGE2, identity_json, request_json, check_published=True)
     if job.whose is not None:
         # Counted on every delivery (``Job.counts_lazily``); a replay counts the try it replays.
-        replay = (
-            delivery if delivery in (Delivery.REPLAY, Delivery.FIRST_REPLAY) else Delivery.UNKNOWN
-        )
+        replay = delivery if delivery in _KEPT else Delivery.UNKNOWN
         job = replace(job, claim=deps.keys.stage2_claim(job.whose.key), delivery=replay)
 
     def work(published: bool) -> Outcome:
