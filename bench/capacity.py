@@ -39,9 +39,9 @@ ESCALATED = 0.10
 UTILISATION = 0.7
 MAXCLIENTS = 10_000
 #: The run of ``redis_cost.json`` the page is derived from, and the ones it is compared with:
-#: the code before issue 22's cuts, and the code before the CPU cuts measured back to back
+#: the code before issue 22's cuts, and the code before the last cut measured back to back
 #: with ``RUN`` (CPU time moves with the machine's load; counts barely do).
-RUN, BASELINES = "settled", ("before", "head-5dd5429")
+RUN, BASELINES = "wake-take", ("before", "head-ed7e46f")
 #: Commands that only the broker runs: kombu's queue lists, ``unacked``, its index and
 #: the reserved sets, taking (``BLMOVE``, the take script's pops) and acking (``MULTI``).
 BROKER_COMMANDS = frozenset(
