@@ -66,7 +66,7 @@ class SentinelChannel(redis_transport.Channel, kombu_redis.SentinelChannel):
         return pool
 
     def _disconnect_pools(self) -> None:
-        super()._disconnect_pools()  # type: ignore[no-untyped-call]  # kombu is untyped
+        super()._disconnect_pools()
         sentinels, self._pubsub_sentinels = self._pubsub_sentinels, None
         if sentinels is not None:
             sentinels.close()
