@@ -298,7 +298,7 @@ def measure(
                     w: run_workload(meter, client, keys, w, WARMUP, timeout_s) for w in WORKLOADS
                 }
                 samples = fleet_samples(meter.client, client, keys, dags["accept"])
-                floor = Floor(server.url, keys.prefix, samples)
+                floor = Floor(server.url, keys, samples)
                 floor.run(WARMUP, timeout_s)
                 idle = idle_rates(meter, idle_s)
                 figures["idle_per_s"] = {k: round(v, 3) for k, v in idle.items()}

@@ -38,6 +38,7 @@ from typing import Any, Final, cast
 import redis
 
 from workers.client import SUBMIT_BATCH
+from workers.keys import Keys
 
 #: Messages one blocking read may take (the fleet's prefetch per worker is of this order).
 READ_COUNT: Final = 16
@@ -85,14 +86,18 @@ class Samples:
 
 
 class Floor:
-    """One floor workload on ``prefix``'s keys: submit, Stage 1 and router, as threads."""
+    """One floor workload: submit, Stage 1 and router, as threads.
 
-    def __init__(self, url: str, prefix: str, samples: Samples) -> None:
+    Its two streams live beside the fleet's queues; what it publishes and books has the
+    fleet's own keys (``keys``), names of the same length included.
+    """
+
+    def __init__(self, url: str, keys: Keys, samples: Samples) -> None:
         self.url = url
         self.samples = samples
-        self.stage1 = f"{prefix}:floor:stage1"
-        self.router = f"{prefix}:floor:router"
-        self.prefix = prefix
+        self.keys = keys
+        self.stage1 = f"{keys.broker}floor.stage1"
+        self.router = f"{keys.broker}floor.router"
         self._runs = 0
         self._pace_s = 0.0
 
@@ -104,7 +109,7 @@ class Floor:
         """
         self._runs += 1
         self._pace_s = pace_s
-        dag = f"{self.prefix}:floor:{self._runs}"
+        dag = f"floor-{self._runs}"
         setup = redis.Redis.from_url(self.url)
         try:
             for stream in (self.stage1, self.router):
@@ -184,10 +189,10 @@ class Floor:
                 review = f"{dag}:n{i}:1"
                 publish(
                     keys=[
-                        f"{self.prefix}:results:{dag}",
-                        f"{self.prefix}:published:{review}",
-                        f"{self.prefix}:attempts:{dag}:n{i}",
-                        f"{self.prefix}:booked:{review}",
+                        self.keys.results(dag),
+                        self.keys.published(review),
+                        self.keys.attempts(dag, f"n{i}"),
+                        self.keys.booked(review),
                         self.router,
                     ],
                     args=[

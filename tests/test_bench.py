@@ -13,6 +13,7 @@ from bench import corpus, economics, latency, overhead, recall, stage1_io
 from bench.common import CORPUS_PATH, private_redis
 from bench.redis_floor import GROUP, Floor, Samples
 from tests.infrastructure import require_redis_server
+from workers.keys import Keys
 
 ROOT = Path(__file__).resolve().parent.parent
 #: Every defect class the generator declares, and nothing else.
@@ -126,20 +127,19 @@ def test_stage1_io_measures_each_pool_and_the_server_alone_against_their_bounds(
 def test_the_least_design_publishes_every_node_once_and_acks_each_hop() -> None:
     """The floor ``bench.redis_cost`` compares the fleet with does all of a node's work."""
     samples = Samples(message=b'{"body": "x"}', entry={b"kind": b"result"}, attempt_record=b"{}")
+    keys = Keys("floor-test")
     with private_redis() as server:
         client = redis.Redis.from_url(server.url)
-        floor = Floor(server.url, "floor-test", samples)
+        floor = Floor(server.url, keys, samples)
         try:
             floor.run(40, timeout_s=60, pace_s=0.001)
             floor.run(40, timeout_s=60)
-            published = sorted(k.decode() for k in client.scan_iter("floor-test:published:*"))
+            published = list(client.scan_iter(keys.published("*")))
             streams = [floor.stage1, floor.router]
             pending = [client.xpending(stream, GROUP)["pending"] for stream in streams]
             waiting = [client.xlen(stream) for stream in streams]
-            entries = [client.xlen(f"floor-test:results:floor-test:floor:{run}") for run in (1, 2)]
-            booked = [
-                client.exists(f"floor-test:booked:floor-test:floor:1:n{i}:1") for i in (0, 39)
-            ]
+            entries = [client.xlen(keys.results(f"floor-{run}")) for run in (1, 2)]
+            booked = [client.exists(keys.booked(f"floor-1:n{i}:1")) for i in (0, 39)]
         finally:
             client.close()
     assert len(published) == 80
