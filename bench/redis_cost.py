@@ -30,8 +30,11 @@ worker holds are read from ``/proc`` (the capacity model, ``bench.capacity``, us
 
 Workloads: ``accept`` (an expert skill, cheap downstream: accepted by Stage 1 and the
 router, never escalated) and ``escalated`` (a final deliverable: the router's hard rule
-sends it to Stage 2). Results go to ``bench/results/redis_cost.json`` under ``--label``;
-other labels already there (``before``: the code before the cuts) are kept.
+sends it to Stage 2); and, after each accept round, ``floor``: the same accepted node
+moved by the least design we know (``bench.redis_floor``), on the same server at the
+same pace, what the fleet's figure is compared with. Results go to
+``bench/results/redis_cost.json`` under ``--label``; other labels already there
+(``before``: the code before the cuts) are kept.
 """
 
 from __future__ import annotations
@@ -451,7 +454,8 @@ def main(argv: list[str] | None = None) -> None:
         f"{accept['redis_cpu_ms']} ms Redis CPU per node (goal <= {GOAL_CPU_MS}); "
         f"a PING costs this Redis {figures['ping']['cpu_us']} us; per node it read "
         f"{accept['kb']['net_in']} KiB, wrote {accept['kb']['net_out']} KiB and logged "
-        f"{accept['kb'].get('aof', '(rewritten meanwhile)')} KiB"
+        f"{accept['kb'].get('aof', '(rewritten meanwhile)')} KiB; the least design cost "
+        f"{runs[args.label][FLOOR]['redis_cpu_ms']} ms in the same run"
     )
     out = {"goal": {"round_trips": GOAL_ROUND_TRIPS, "redis_cpu_ms": GOAL_CPU_MS}, "runs": runs}
     RESULTS.parent.mkdir(parents=True, exist_ok=True)
