@@ -266,7 +266,7 @@ def _least_design(run: dict[str, Any], accept: dict[str, Any]) -> list[str]:
         f"({least['redis_cpu_ms_median']:.3f} ms at the median round). The fleet's accepted "
         f"node costs {ratio:.2f}x it ({median_ratio:.2f}x at the median). Its figure leaves "
         "out what the fleet also pays for: delivery owners' leases, the in-flight count per "
-        "queue for KEDA, the quarantine's inspection, kombu's envelope.",
+        "queue for KEDA, the quarantine's inspection. It moves the fleet's own bytes.",
         "",
     ]
 

@@ -20,8 +20,8 @@ waited for it. Per node:
 
 What it leaves out, each of which the fleet pays for and this floor does not: the
 delivery's owner (leases), the in-flight count per queue for KEDA, the quarantine's
-inspection, kombu's envelope, Celery's events. The bytes are the fleet's own: a real
-message, a real result entry and a real attempt record, read from the fleet's run.
+inspection, Celery's events. The bytes are the fleet's own, kombu's envelope included: a
+real message, a real result entry and a real attempt record, read from the fleet's run.
 Stage 1 and the router are threads of this process, one connection each. They do no
 work, but Stage 1 hops at the pace the fleet's Stage 1 kept in the same round, so the
 router finds as many nodes waiting per read as the fleet's router did: reads batch alike.
