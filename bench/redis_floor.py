@@ -31,7 +31,7 @@ from __future__ import annotations
 
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any, Final, cast
 
@@ -136,7 +136,9 @@ class Floor:
             raise RuntimeError("floor workload failed") from failures[0]
 
     @staticmethod
-    def _guarded(work: Any, n: int, dag: str, failures: list[BaseException]) -> None:
+    def _guarded(
+        work: Callable[[int, str], None], n: int, dag: str, failures: list[BaseException]
+    ) -> None:
         try:
             work(n, dag)
         except BaseException as exc:  # reported by ``run``
