@@ -14,10 +14,10 @@ duration.
 from __future__ import annotations
 
 import os
-from pathlib import Path
 
 import pytest
 
+from bench.redis_cost import connections_to
 from tests.faults.support import (
     FleetUnderTest,
     count_stream,
@@ -43,25 +43,6 @@ IDLE_S = 4.0
 #: whose socket died with Redis until they are used again (bounded by the pools, not by
 #: the restarts). Unfixed, the three gevent workers gained 13 or 14 in ten restarts.
 SLACK = 4
-
-
-def sockets_to(pid: int, port: int) -> int:
-    """TCP sockets process ``pid`` holds to ``port`` on this host (any state)."""
-    inodes = set()
-    for fd in Path(f"/proc/{pid}/fd").iterdir():
-        try:
-            target = os.readlink(fd)
-        except OSError:  # closed meanwhile
-            continue
-        if target.startswith("socket:["):
-            inodes.add(target[8:-1])
-    count = 0
-    for table in ("/proc/net/tcp", "/proc/net/tcp6"):
-        for line in Path(table).read_text().splitlines()[1:]:
-            fields = line.split()
-            if fields[9] in inodes and int(fields[2].rsplit(":", 1)[1], 16) == port:
-                count += 1
-    return count
 
 
 def descriptors(pid: int) -> int:
@@ -92,7 +73,9 @@ def test_a_gevent_worker_holds_no_more_sockets_after_each_redis_restart() -> Non
             for queue, process in run.fleet.workers.items():
                 assert process.poll() is None, f"the {queue.value} worker exited"
                 pid = process.pid
-                counts[queue.value].append((sockets_to(pid, redis_server.port), descriptors(pid)))
+                counts[queue.value].append(
+                    (connections_to(pid, redis_server.port), descriptors(pid))
+                )
     record("restart_sockets_gevent", {"restarts": RESTARTS, "sockets_fds_per_restart": counts})
     sockets = [sum(seen[i][0] for seen in counts.values()) for i in range(RESTARTS)]
     fds = [sum(seen[i][1] for seen in counts.values()) for i in range(RESTARTS)]
