@@ -187,6 +187,7 @@ async def run(
             )
             resume = await person_resume(client, asking, timeout=person_timeout_s)
             state = await graph.ainvoke(resume, config)
+        print(f"this run sent {client.sent} review(s); {client.found} already had a verdict")
         return dict(state)
 
 

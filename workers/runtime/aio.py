@@ -43,6 +43,10 @@ class AsyncClient:
 
     def __init__(self, settings: Settings, submitter: Submitter) -> None:
         self.settings = settings
+        self.sent = 0
+        """Reviews this client sent to the fleet."""
+        self.found = 0
+        """Reviews asked for that were already on the stream, so not sent again."""
         self._submitter = submitter
         self._publisher = ThreadPublisher(submitter)
         self._redis = command_client(settings, max_connections=COMMAND_CONNECTIONS)
@@ -74,7 +78,9 @@ class AsyncClient:
         """Validate every request, then enqueue them together; their review keys."""
         validated = [self._validated(r) for r in requests]
         async with self._bounded():
-            return await self._publisher.publish(validated)
+            keys = await self._publisher.publish(validated)
+        self.sent += len(keys)
+        return keys
 
     async def review(
         self, request: ReviewRequest | dict[str, Any], *, timeout: float
@@ -108,8 +114,10 @@ class AsyncClient:
                         await self._waiters.expect_review(request.dag_id, request.review_key)
                     )
                 unsent = [r for r, w in zip(validated, waits, strict=True) if not w.future.done()]
+                self.found += len(validated) - len(unsent)
                 if unsent:
                     await self._publisher.publish(unsent)
+                    self.sent += len(unsent)
             return await _gathered(waits, timeout)
         finally:
             for wait in waits:
@@ -159,8 +167,8 @@ class AsyncClient:
         """Stop the reader (open waits end with ``ClientClosedError``), release connections."""
         await self._waiters.aclose()
         await self._publisher.aclose()
-        await self._reader.aclose()
-        await self._redis.aclose()
+        await self._reader.aclose(close_connection_pool=True)
+        await self._redis.aclose(close_connection_pool=True)
 
     async def __aenter__(self: T) -> T:
         return self
