@@ -231,10 +231,10 @@ def cpu_s(pid: int) -> float:
     return total
 
 
-def connections_to(pid: int, port: int) -> int:
-    """TCP connections ``pid`` and its descendants hold to ``port`` on this host."""
+def connections_to(pid: int, port: int, *, descendants: bool = True) -> int:
+    """TCP connections ``pid`` (and its descendants, unless told not) hold to ``port`` here."""
     inodes: set[str] = set()
-    for one in process_tree(pid):
+    for one in process_tree(pid) if descendants else [pid]:
         try:
             for fd in Path(f"/proc/{one}/fd").iterdir():
                 target = os.readlink(fd)

@@ -66,9 +66,13 @@ ALLOWED: dict[str, frozenset[str]] = {
             "intake",
             "observe",
             "results",
+            "runtime",
             "settings",
             "topology",
         }
+    ),
+    "runtime": frozenset(
+        {"connections", "errors", "intake", "keys", "redis_urls", "results", "settings"}
     ),
     "local": frozenset(
         {

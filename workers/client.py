@@ -19,6 +19,7 @@ from celery import Celery
 
 from schemas.human import VerdictChannel, VerdictInput
 from schemas.request import ReviewRequest, review_key
+from schemas.result import ReviewResult
 from schemas.topology import DagShape
 from workers.connections import redis_client
 from workers.errors import BrokerUnavailableError
@@ -30,6 +31,8 @@ from workers.intake import encode_request, request_from_obj
 from workers.observe import spans, telemetry
 from workers.results.dags import DagRegistry, Registration
 from workers.results.subscriber import Delivery, Subscription
+from workers.runtime.aio import AsyncClient
+from workers.runtime.blocking import review_blocking
 from workers.settings import Settings
 from workers.topology import dag_from_obj
 
@@ -124,6 +127,24 @@ class ReviewClient:
         )
         return waits + SUBMIT_RETRIES * _RETRY_POLICY["interval_max"]
 
+    def review(self, request: ReviewRequest | dict[str, Any], *, timeout: float) -> ReviewResult:
+        """Submit ``request`` unless already reviewed, and wait for its verdict.
+
+        What ``AsyncReviewClient.review`` does, blocking: a review already on the stream
+        answers at once and is not sent again; no consumer group is joined.
+
+        Raises:
+            InvalidRequest: not a valid request (nothing was sent).
+            ReviewFailedError: the fleet's error entry for it (``error`` holds it).
+            ReviewTimeoutError: no verdict within ``timeout`` seconds; the review is still
+                in flight, and asking again is allowed.
+            BrokerUnavailableError: Redis did not answer.
+        """
+        validated = self._validated(request)
+        return review_blocking(
+            self._redis, self.settings.keys, validated, self.submit, timeout_s=timeout
+        )
+
     def subscribe(
         self, dag_id: str, group: str, consumer: str, *, claim_idle_ms: int = 30_000
     ) -> Iterator[Delivery]:
@@ -217,3 +238,15 @@ class ReviewClient:
             max_request_bytes=self.settings.max_request_bytes,
             max_output_chars=self.settings.max_output_chars,
         )
+
+
+class AsyncReviewClient(AsyncClient):
+    """The runtime's asyncio client (``workers.runtime.aio``).
+
+    It publishes through a ``ReviewClient`` (its own Celery app, never ``shared_task``) on
+    a thread of its own. ``await review(request, timeout=...)``, ``review_many``,
+    ``submit``, ``subscribe``, ``wait_for_person``, then ``await aclose()``.
+    """
+
+    def __init__(self, settings: Settings, *, app: Celery | None = None) -> None:
+        super().__init__(settings, ReviewClient(settings, app=app))

@@ -6,6 +6,11 @@ apart without parsing strings.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from schemas.result import ReviewError
+
 
 class EvaluatorError(Exception):
     """Root of every error this package raises on purpose."""
@@ -93,3 +98,38 @@ class BrokerUnavailableError(FleetError):
 
 class PublishError(FleetError):
     """A result could not be written to its stream."""
+
+
+class ReviewTimeoutError(FleetError, TimeoutError):
+    """No verdict came back by the caller's deadline; the review is still in flight.
+
+    Awaiting the same review again is allowed: a verdict published meanwhile answers at
+    once. A ``TimeoutError`` too, so ``except TimeoutError`` and runtimes that treat
+    timeouts apart (LangGraph's default retry policy skips them) see it as one.
+
+    Attributes:
+        review_keys: the reviews not back (``dag_id:node_id:attempt``).
+        timeout_s: the deadline that passed.
+    """
+
+    def __init__(self, review_keys: tuple[str, ...], timeout_s: float) -> None:
+        super().__init__(f"no verdict on {', '.join(review_keys)} within {timeout_s:g} s")
+        self.review_keys = review_keys
+        self.timeout_s = timeout_s
+
+
+class ReviewFailedError(FleetError):
+    """The fleet could not review the request: its ``ReviewError`` entry, raised.
+
+    Attributes:
+        error: the ``schemas.result.ReviewError`` the fleet published (code, field, message).
+    """
+
+    def __init__(self, error: ReviewError) -> None:
+        where = f" ({error.field})" if error.field else ""
+        super().__init__(f"{error.code.value}{where}: {error.message}")
+        self.error = error
+
+
+class ClientClosedError(FleetError):
+    """The client was closed while a caller still waited on it."""
