@@ -78,7 +78,7 @@ def _load(name: str) -> Loaded:
     if loaded.unavailable:
         unavailable(f"{name} data: {loaded.unavailable}")
     assert loaded.cases, f"{name} built nothing: the recorder saw nothing to judge"
-    assert loaded.held_out > 0, f"{name} met no held-out item in {LIMIT}: raise LIMIT"
+    assert loaded.held_out > 0, f"{name} counted no held-out item of {LIMIT} (met none?)"
     return loaded
 
 
