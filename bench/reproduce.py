@@ -8,7 +8,7 @@ evaluation's decisions) gets a short run that a test repeats and compares with w
 committed, so a change that moves them fails the suite instead of landing silently. Each
 check names the one command that refreshes its committed figures:
 
-- ``economics``: one seed of 400 nodes, every policy; the full run stores it beside its
+- ``economics``: one seed of 600 nodes, every policy; the full run stores it beside its
   figures (``economics.json``'s ``short``): ``python -m bench.economics``.
 - ``economics-topology``: one seed of a 100-node DAG, stored likewise:
   ``python -m bench.economics --topology``.
