@@ -32,8 +32,9 @@ RESULTS = ROOT / "bench" / "results"
 DOC = ROOT / "docs" / "capacity.md"
 
 RATE_PER_S = 10_000
-#: Share of nodes the router sends to Stage 2 (an assumption: the hard rules and the formula
-#: decide it per DAG; the public evaluation escalates between 0 and 9% of right outputs).
+#: Share of nodes the router sends to Stage 2: an assumption, as the hard rules and the
+#: formula decide it per DAG (what the public evaluation escalates, source by source, is its
+#: ``good_escalated`` and ``caught_or_escalated`` in ``public_eval.json``: not copied here).
 ESCALATED = 0.10
 #: The most of one core a worker process or a Redis primary is planned at.
 UTILISATION = 0.7

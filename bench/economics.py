@@ -126,11 +126,16 @@ def draw_context(rng: random.Random) -> dict[str, Any]:
 class Simulation:
     """Draws nodes from the corpus and reviews them with the real engine."""
 
-    def __init__(self, items: list[dict[str, Any]]) -> None:
+    def __init__(
+        self, items: list[dict[str, Any]], verdicts: dict[str, Verdicts] | None = None
+    ) -> None:
+        """``verdicts``: each item's, when the caller reviewed them already (``recall`` does)."""
         judge = BuiltinJudge()
         self.good = [i for i in items if i["label"] == "good"]
         self.bad = [i for i in items if i["label"] == "defect"]
-        self.verdicts: dict[str, Verdicts] = {i["id"]: judge_item(i, judge) for i in items}
+        self.verdicts: dict[str, Verdicts] = verdicts or {
+            i["id"]: judge_item(i, judge) for i in items
+        }
         self._stage1: dict[tuple[str, bool], Stage1Result] = {}
         settings = Settings()
         self.price = settings.price_of(settings.stage2_model)
@@ -271,6 +276,23 @@ def _at_learned_spend(drawn: list[Node], learned: list[bool]) -> dict[str, float
     }
 
 
+#: The short run a test repeats (``bench.reproduce``): one seed, every policy; the fewest
+#: nodes tried (400, 600) at which the learned map's loss of suspect findings (issue 39) shows.
+SHORT_SEED, SHORT_NODES = 1000, 600
+
+
+def short(sim: Simulation) -> dict[str, dict[str, float]]:
+    """Every policy's figures on the short run, rounded as the full run rounds them.
+
+    Stored in ``economics.json`` by the full run, so a change that moves the figures
+    fails a test until ``python -m bench.economics`` is run again.
+    """
+    run = simulate(sim, SHORT_SEED, SHORT_NODES)
+    figures = {p: {k: round(float(run[p][k]), 4) for k in KEYS} for p in POLICIES}
+    figures["at_learned_spend"] = {k: round(v, 4) for k, v in run["at_learned_spend"].items()}
+    return figures
+
+
 def _mean(runs: list[dict[str, Any]], policy: str, key: str) -> float:
     return fmean(float(r[policy][key]) for r in runs)
 
@@ -372,8 +394,12 @@ def run(
     *,
     corpus: Path = common.CORPUS_PATH,
     out_dir: Path | None = None,
+    with_short: bool = True,
 ) -> dict[str, Any]:
-    """Simulate, print the table, write ``economics.json`` and ``economics.png``."""
+    """Simulate, print the table, write ``economics.json`` and ``economics.png``.
+
+    ``with_short``: also the short run ``bench.reproduce`` compares (see ``short``).
+    """
     sim = Simulation(load(corpus))
     runs = [simulate(sim, 1000 + s, nodes) for s in range(seeds)]
     summary = {p: {k: round(_mean(runs, p, k), 4) for k in KEYS} for p in POLICIES}
@@ -446,6 +472,8 @@ def run(
         },
         "plot": png.name,  # beside the results file: no machine's absolute path in it
     }
+    if with_short:
+        figures["short"] = {"seed": SHORT_SEED, "nodes": SHORT_NODES, "figures": short(sim)}
     path = common.write_results("economics", figures, out_dir)
     print(f"wrote {path} and {png}")
     return figures

@@ -159,6 +159,17 @@ def simulate(sim: Simulation, seed: int, nodes: int) -> dict[str, Any]:
     return out
 
 
+#: The short run a test repeats (``bench.reproduce``): one seed of a small DAG.
+SHORT_SEED, SHORT_NODES = 2600, 100
+
+
+def short(sim: Simulation) -> dict[str, Any]:
+    """Every mode's figures on the short run; the full run stores them beside its own."""
+    run = simulate(sim, SHORT_SEED, SHORT_NODES)
+    figures = {p: {k: round(float(run[p][k]), 4) for k in KEYS} for p in (*MODES, "always")}
+    return {"seed": SHORT_SEED, "nodes": SHORT_NODES, "figures": figures}
+
+
 def run(
     seeds: int = 3,
     nodes: int = 400,
@@ -191,5 +202,6 @@ def run(
         "defective_per_seed": round(fmean(r["defective"] for r in runs), 2),
         "edges_per_seed": round(fmean(r["edges"] for r in runs), 1),
         "policies": summary,
+        "short": short(sim),
     }
     return common.publish("economics_topology", figures, out_dir)

@@ -4,24 +4,29 @@ Run: ``python -m bench.readme_figures [--check]``.
 
 The README quotes the test half only (the dev half was tuned on), between two markers, so
 its figures are whatever the last ``python -m bench.public_eval`` measured and never a
-hand-copied number. ``--check`` exits 1 when the README differs from the results (a test
+hand-copied number; the economics and Stage 2 paragraphs likewise (``readme_blocks``).
+``--check`` exits 1 when the README differs from the results (a test
 runs it).
 """
 
 from __future__ import annotations
 
 import json
+import textwrap
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 from bench.generated import write_or_check
+from bench.readme_blocks import BLOCKS
 
 ROOT = Path(__file__).resolve().parents[1]
 README = ROOT / "README.md"
 RESULTS = ROOT / "bench" / "results" / "public_eval.json"
 START = "<!-- public-eval figures: written by python -m bench.readme_figures -->"
 END = "<!-- end of public-eval figures -->"
+#: The README's line width, for the paragraphs written here.
+WIDTH = 95
 
 #: (label, benchmark row, peer) of the code and data sources, in the order shown.
 CODE_ROWS = (
@@ -101,21 +106,28 @@ def _line(label: str, half: dict[str, Any], peer: str | None) -> str:
     return "| " + " | ".join(cells) + " |"
 
 
-def updated(readme: str, block: str) -> str:
-    """``readme`` with the block between the markers replaced."""
-    head, start, rest = readme.partition(START)
-    _, end, tail = rest.partition(END)
-    if not start or not end:
-        raise SystemExit(f"{README.name} has no {START!r} ... {END!r} block")
+def updated(readme: str, block: str, start: str = START, end: str = END) -> str:
+    """``readme`` with the block between the markers replaced (``block`` holds them)."""
+    head, found_start, rest = readme.partition(start)
+    _, found_end, tail = rest.partition(end)
+    if not found_start or not found_end:
+        raise SystemExit(f"{README.name} has no {start!r} ... {end!r} block")
     return head + block + tail
 
 
+def _every_block(readme: str) -> str:
+    text = updated(readme, render(json.loads(RESULTS.read_text(encoding="utf-8"))))
+    for block in BLOCKS:
+        lines = [textwrap.fill(line, WIDTH, break_on_hyphens=False) for line in
+                 block.render().splitlines()]  # fmt: skip
+        body = "\n".join([block.start, *lines, block.end])
+        text = updated(text, body, block.start, block.end)
+    return text
+
+
 def main(argv: Sequence[str] | None = None) -> int:
-    """Rewrite the block, or with ``--check`` report whether it is current."""
-    block = render(json.loads(RESULTS.read_text(encoding="utf-8")))
-    return write_or_check(
-        README, lambda text: updated(text, block), "python -m bench.readme_figures", argv
-    )
+    """Rewrite the blocks, or with ``--check`` report whether they are current."""
+    return write_or_check(README, _every_block, "python -m bench.readme_figures", argv)
 
 
 if __name__ == "__main__":

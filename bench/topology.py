@@ -71,6 +71,19 @@ def _stats(values: list[float]) -> dict[str, float]:
     }
 
 
+def structure(nodes: int, layers: int) -> dict[str, Any]:
+    """A DAG's figures that no clock moves: the short run a test repeats (``bench.reproduce``)."""
+    shape = layered_dag("bench", nodes, layers=layers, seed=SEED)
+    topology = Topology(shape)
+    return {
+        "layers": layers,
+        "nodes": nodes,
+        "edges": len(shape.edges),
+        "mean_consumers": round(sum(len(consumers(topology, n)) for n in topology.ids) / nodes, 1),
+        "critical_path_nodes": len(topology.critical),
+    }
+
+
 def measure(nodes: int, layers: int, repeat: int) -> dict[str, Any]:
     """One DAG's figures."""
     shape = layered_dag("bench", nodes, layers=layers, seed=SEED)
@@ -80,13 +93,7 @@ def measure(nodes: int, layers: int, repeat: int) -> dict[str, Any]:
     gc.disable()
     try:
         figures: dict[str, Any] = {
-            "layers": layers,
-            "nodes": nodes,
-            "edges": len(shape.edges),
-            "mean_consumers": round(
-                sum(len(consumers(topology, n)) for n in topology.ids) / nodes, 1
-            ),
-            "critical_path_nodes": len(topology.critical),
+            **structure(nodes, layers),
             "validate_ms": round(_best_ms(lambda: decode_dag(text), repeat), 2),
             "index_ms": round(_best_ms(lambda: Topology(shape), repeat), 2),
             "all_nodes_ms": round(_best_ms(lambda: all_economics(topology, CASCADE), repeat), 2),

@@ -21,7 +21,9 @@ class Evidence(WireModel):
     wall_grade: Unit | None = None
     """The Wall's grade; null when the Wall did not run."""
     wall_issues: Count = 0
-    """How many definite issues the Wall found."""
+    """How many issues the Wall found, definite or suspect: a suspect finding no cold-start
+    weight covers (an unsupported claim in an output with no input to check it against)
+    is evidence only through this count."""
     suspicion: float = 0.0
     """The log-odds Stage 1's suspect findings add to P(fail) (``evaluate.suspicion``)."""
     floor_violations: Count = 0

@@ -53,7 +53,7 @@ def test_recall_reports_every_class(tmp_path: Path) -> None:
 
 
 def test_economics_compares_four_policies_and_plots(tmp_path: Path) -> None:
-    economics.run(seeds=1, nodes=150, out_dir=tmp_path)
+    economics.run(seeds=1, nodes=150, out_dir=tmp_path, with_short=False)
     data = _load(tmp_path / "economics.json")
     policies = data["policies"]
     assert isinstance(policies, dict)

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import itertools
-import time
 from collections.abc import Iterator
 from typing import Any
 
@@ -22,6 +21,8 @@ from workers.settings import Settings
 from workers.testing.messages_api.server import Reply, ServerHandle, running_server
 
 TIMEOUT_S = 0.4
+#: Longer than pytest's per-test timeout (pyproject.toml): waiting it out fails the test.
+HANG_PAST_THE_TEST_S = 600.0
 
 
 def policy(**overrides: Any) -> RetryPolicy:
@@ -75,11 +76,11 @@ def test_429_honours_retry_after_then_succeeds(server: ServerHandle) -> None:
 
 
 def test_retry_after_is_capped_by_the_policy(server: ServerHandle) -> None:
-    server.script(Reply.rate_limited(retry_after_s=120))
+    # Asked to wait longer than the test may run: the retry arrives only if capped.
+    server.script(Reply.rate_limited(retry_after_s=int(HANG_PAST_THE_TEST_S)))
     with make_judge(server, policy(max_retry_after_s=0.2)) as judge:
         assert judge.evaluate(TASK).calls == 2
-    # Waited the cap, not the 120 s asked for (a bound a loaded machine cannot break).
-    assert 0.2 <= gaps(server)[0] < 60
+    assert gaps(server)[0] >= 0.2  # waited the cap
 
 
 def test_529_until_attempts_run_out_is_retryable(server: ServerHandle) -> None:
@@ -120,14 +121,13 @@ def test_500_then_ok(server: ServerHandle) -> None:
 
 
 def test_hung_call_times_out_and_is_retried(server: ServerHandle) -> None:
-    server.script(Reply.hang(30))
-    started = time.monotonic()
+    # The hang outlasts the test: only the judge's own timeout gets it to the retry.
+    server.script(Reply.hang(HANG_PAST_THE_TEST_S))
     with make_judge(server) as judge:
         verdict = judge.evaluate(TASK)
     assert server.calls == 2 and verdict.calls == 2
     assert [r.status for r in server.requests] == [0, 200]
-    # Gave up after its timeout, not when the 30 s hang ended (no bound load can break).
-    assert TIMEOUT_S <= time.monotonic() - started < 30
+    assert gaps(server)[0] >= TIMEOUT_S  # the retry came after the timeout
 
 
 def test_always_hung_ends_retryable_with_timeout(server: ServerHandle) -> None:

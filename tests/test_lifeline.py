@@ -9,7 +9,11 @@ import threading
 import time
 from pathlib import Path
 
+from tests.infrastructure import wait_until
 from workers.fleet.lifeline import LAUNCHER_PID_ENV, launcher_pid, stop_with_launcher
+
+#: A deadline for an event, not a measure: generous, as a loaded machine needs.
+ACTED_WITHIN_S = 60.0
 
 
 def test_the_launcher_pid_is_read_only_when_it_is_a_pid() -> None:
@@ -35,8 +39,8 @@ def test_the_watch_acts_once_its_launcher_is_gone() -> None:
     finally:
         launcher.kill()
         launcher.wait(timeout=10)
-    assert gone.wait(10)
-    watch.join(timeout=10)
+    assert gone.wait(ACTED_WITHIN_S)
+    watch.join(timeout=ACTED_WITHIN_S)
     assert not watch.is_alive()
 
 
@@ -45,7 +49,7 @@ def test_a_launcher_gone_before_the_watch_starts_is_acted_on_at_once() -> None:
     launcher.wait(timeout=10)
     gone = threading.Event()
     stop_with_launcher({LAUNCHER_PID_ENV: str(launcher.pid)}, on_gone=gone.set, every_s=0.05)
-    assert gone.wait(10)
+    assert gone.wait(ACTED_WITHIN_S)
 
 
 #: A worker stand-in: watches its launcher, writes the file named in argv[1] when it is gone.
@@ -54,7 +58,7 @@ import pathlib, sys, threading
 from workers.fleet.lifeline import stop_with_launcher
 done = threading.Event()
 stop_with_launcher(on_gone=done.set, every_s=0.05)
-if done.wait(30):
+if done.wait(90):  # longer than the test waits for it
     pathlib.Path(sys.argv[1]).write_text("gone")
 """
 
@@ -82,8 +86,5 @@ def test_a_worker_notices_when_its_launcher_is_sigkilled(tmp_path: Path) -> None
     finally:
         launcher.send_signal(signal.SIGKILL)
         launcher.wait(timeout=10)
-    deadline = time.monotonic() + 10
     # The file exists a moment before its text is in it: wait for the text, not the file.
-    while not (mark.exists() and mark.read_text() == "gone") and time.monotonic() < deadline:
-        time.sleep(0.05)
-    assert mark.read_text() == "gone"
+    assert wait_until(lambda: mark.exists() and mark.read_text() == "gone", ACTED_WITHIN_S, 0.05)

@@ -5,6 +5,7 @@ out, as the router does after the refit."""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -12,6 +13,7 @@ import pytest
 from schemas.calibration import CalibrationModel, Evidence, SkillRecord, TrainingOutcome
 from schemas.human import LabelledOutcome, OutcomeSource, StageOneView
 from schemas.result import Decision
+from schemas.stages import Certainty
 from workers.evaluate.escalation.calibration import (
     evidence_of,
     features,
@@ -99,3 +101,33 @@ def test_nodes_of_one_skill_keep_their_claimed_rates_apart_once_its_record_is_lo
     assert abs(low.skill_success - high.skill_success) < 0.01
     assert low.probability > 2 * high.probability  # the claim still ranks them
     assert low.terms["claim_logit"] > high.terms["claim_logit"]
+
+
+def test_a_suspect_finding_with_no_input_is_evidence_for_the_learned_map() -> None:
+    # "Studies show ..." with no source to check it against: an unsupported claim, suspect
+    # (it never sends the output back) and covered by no cold-start weight. The learned map
+    # still reads it (python -m bench.economics lost it when it was made suspect).
+    content = (
+        "The search service handles about 4500 queries per hour at peak. Studies show that "
+        "87% of companies lose data in nightly migrations. Experts agree that rolling "
+        "backfills are always safer."
+    )
+    request = decode_request(
+        json.dumps(
+            {
+                "dag_id": "d",
+                "node_id": "n",
+                "skill": {"id": "writer", "success_rate": 0.9},
+                "output": {"kind": "text", "content": content},
+                "task": "Describe how the search service scales and what the main risk is.",
+            }
+        ).encode(),
+        max_request_bytes=1_000_000,
+        max_output_chars=200_000,
+    )
+    stage1 = Reviewer(Settings(judge_backend="builtin"))(request).stage1
+    suspect = [i for i in stage1.wall.issues if i.certainty is Certainty.SUSPECT]
+    assert suspect and stage1.wall.grounding is None  # nothing to weigh it at cold start
+    evidence = evidence_of(request, stage1)
+    assert evidence.wall_issues == len(stage1.wall.issues) >= 1
+    assert features(0.1, evidence)["wall_issues"] > 0

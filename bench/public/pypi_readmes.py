@@ -13,6 +13,8 @@ from __future__ import annotations
 
 import importlib.metadata
 import re
+import sys
+from pathlib import Path
 
 from bench.public.case import Loaded, add_good
 from bench.public.heldout import is_held_out
@@ -22,6 +24,8 @@ BENCHMARK = "pypi-readme"
 OWN = "windags-evaluator"
 #: Descriptions shorter than this are a title or a link, not prose to review.
 MIN_CHARS = 200
+#: The folders a distribution's metadata lives in (wheels' and setuptools').
+METADATA_FOLDERS = frozenset({"dist-info", "egg-info"})
 
 
 def normalised(name: str) -> str:
@@ -29,22 +33,36 @@ def normalised(name: str) -> str:
     return re.sub(r"[-_.]+", "-", name).lower()
 
 
+def installed() -> dict[str, Path]:
+    """Each installed distribution's metadata folder, by normalised name, in path order.
+
+    The name comes from the folder's name (``typing_extensions-4.16.0.dist-info``, as
+    ``importlib.metadata`` reads it too), so a held-out distribution's ``METADATA``, which
+    holds its description, is never opened. The first folder of a name wins, as in imports.
+    """
+    found: dict[str, Path] = {}
+    for entry in sys.path:
+        root = Path(entry or ".")
+        if not root.is_dir():
+            continue
+        for folder in sorted(root.iterdir()):
+            stem, _, suffix = folder.name.rpartition(".")
+            if suffix in METADATA_FOLDERS and folder.is_dir():
+                found.setdefault(normalised(stem.partition("-")[0]), folder)
+    found.pop(OWN, None)
+    return found
+
+
 def load(limit: int | None = None) -> Loaded:
     """Good cases from the installed distributions' descriptions, in name order."""
     loaded = Loaded(BENCHMARK)
-    # Names first: a held-out distribution's description is never taken out of its metadata.
-    named: dict[str, importlib.metadata.Distribution] = {}
-    for dist in importlib.metadata.distributions():
-        name = normalised(dist.metadata["Name"] or "")
-        if name and name != OWN:
-            named[name] = dist
-    for name, dist in sorted(named.items()):
+    for name, folder in sorted(installed().items()):
         if is_held_out(BENCHMARK, name):
             loaded.held_out += 1
             continue
         if limit is not None and len(loaded.cases) >= limit:
             break
-        meta = dist.metadata.json
+        meta = importlib.metadata.PathDistribution(folder).metadata.json
         body = str(meta.get("description", ""))
         content_type = str(meta.get("description_content_type", ""))
         add_good(

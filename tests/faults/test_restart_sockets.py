@@ -14,6 +14,7 @@ duration.
 from __future__ import annotations
 
 import os
+import socket
 
 import pytest
 
@@ -58,26 +59,35 @@ def _recovered(run: FleetUnderTest, label: str) -> bool:
     return wait_until(lambda: not count_stream(run.db, run.settings, dag).lost(keys), 90, 0.3)
 
 
+def _counts_a_socket_it_opens(port: int) -> bool:
+    """Positive control: the count sees one more socket while this process holds one."""
+    before = connections_to(os.getpid(), port)
+    with socket.create_connection(("127.0.0.1", port), timeout=10):
+        return wait_until(lambda: connections_to(os.getpid(), port) == before + 1, 10, 0.1)
+
+
 @pytest.mark.timeout(600)
 def test_a_gevent_worker_holds_no_more_sockets_after_each_redis_restart() -> None:
     counts: dict[str, list[tuple[int, int]]] = {queue.value: [] for queue in Queue}
-    with (
-        private_redis() as redis_server,
-        running_fleet(redis_server.url, "rs", pool="gevent", concurrency=CONCURRENCY) as run,
-    ):
-        assert _recovered(run, "rs-start")
-        for round_ in range(RESTARTS):
-            wait_until(lambda: False, timeout_s=IDLE_S)
-            redis_server.restart(kill=True, down_s=DOWN_S)
-            assert _recovered(run, f"rs-{round_}"), f"no recovery after restart {round_ + 1}"
-            for queue, process in run.fleet.workers.items():
-                assert process.poll() is None, f"the {queue.value} worker exited"
-                pid = process.pid
-                counts[queue.value].append(
-                    (connections_to(pid, redis_server.port), descriptors(pid))
-                )
+    with private_redis() as redis_server:
+        # Before the fleet starts, so that no worker of this process's tree holds one.
+        assert _counts_a_socket_it_opens(redis_server.port), "connections_to counts nothing"
+        with running_fleet(redis_server.url, "rs", pool="gevent", concurrency=CONCURRENCY) as run:
+            assert _recovered(run, "rs-start")
+            for round_ in range(RESTARTS):
+                wait_until(lambda: False, timeout_s=IDLE_S)
+                redis_server.restart(kill=True, down_s=DOWN_S)
+                assert _recovered(run, f"rs-{round_}"), f"no recovery after restart {round_ + 1}"
+                for queue, process in run.fleet.workers.items():
+                    assert process.poll() is None, f"the {queue.value} worker exited"
+                    pid = process.pid
+                    counts[queue.value].append(
+                        (connections_to(pid, redis_server.port), descriptors(pid))
+                    )
     record("restart_sockets_gevent", {"restarts": RESTARTS, "sockets_fds_per_restart": counts})
     sockets = [sum(seen[i][0] for seen in counts.values()) for i in range(RESTARTS)]
     fds = [sum(seen[i][1] for seen in counts.values()) for i in range(RESTARTS)]
+    # Every worker talks to Redis through at least one socket: a count of 0 is a blind count.
+    assert all(n >= 1 for seen in counts.values() for n, _ in seen), f"blind count: {counts}"
     assert sockets[-1] <= sockets[0] + SLACK, f"sockets after each restart {sockets}: {counts}"
     assert fds[-1] <= fds[0] + SLACK, f"descriptors after each restart {fds}: {counts}"

@@ -19,7 +19,7 @@ from dataclasses import dataclass
 
 from schemas.calibration import CalibrationModel, Evidence, SkillRecord, TrainingOutcome
 from schemas.request import ReviewRequest
-from schemas.stages import Certainty, Stage1Result
+from schemas.stages import Stage1Result
 from workers.evaluate.escalation.suspicion import suspicion_terms
 
 #: Probabilities are clipped this far from 0 and 1 before a logit.
@@ -57,7 +57,7 @@ def evidence_of(request: ReviewRequest, stage1: Stage1Result) -> Evidence:
         disagreement = abs(signals.peer - signals.downstream)
     return Evidence(
         wall_grade=stage1.wall.grade,
-        wall_issues=sum(1 for i in stage1.wall.issues if i.certainty is Certainty.DEFINITE),
+        wall_issues=len(stage1.wall.issues),
         suspicion=round(sum(suspicion_terms(stage1.wall).values()), 6),
         floor_violations=len(stage1.floor.violations),
         disagreement=disagreement,

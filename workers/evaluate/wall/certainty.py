@@ -9,26 +9,27 @@ paraphrase or outside knowledge in a summary or a chat reply. A suspect finding 
 sends an output back on its own; it lowers the grounding score shown, and it raises
 P(fail) for the router (``suspicion``), which escalates to Stage 2 when that pays.
 
-Each suspect row below carries the data behind it, printed by ``python -m
-bench.fit_suspicion``: on the dev half of the tunable HaluEval items, sent as a new user
-sends them (the input in ``sources``, no policy declared), the share of right outputs and
-of hallucinated ones the code fires on, for summaries (abstractive inferred) and dialogue
-replies (open inferred). The first five are suspect unless ``extractive`` is declared; the
-last two always are. Every code not listed is definite under every policy.
+Why each suspect code is not definite is below. The data behind the table, the share of
+right outputs and of hallucinated ones each code fires on per grounding policy (on the dev
+half of the tunable HaluEval items, sent as a new user sends them: the input in
+``sources``, no policy declared), is ``suspicion_weights.FIRING``, written with the weights
+by ``python -m bench.fit_suspicion --write`` and printed by ``python -m bench.fit_suspicion``:
+no share is copied here by hand. The first five are suspect unless ``extractive`` is
+declared; the last two always are. Every code not listed is definite under every policy.
 
-| code               | right: summary, dialogue | wrong: summary, dialogue | why not definite  |
-|--------------------|--------------------------|--------------------------|-------------------|
-| UnsupportedWording | 0.844, 0.729             | 0.978, 0.805             | paraphrase        |
-| UnlinkedWording    | 0.801, 0.040             | 0.936, 0.075             | across passages   |
-| UnsupportedName    | 0.265, 0.508             | 0.246, 0.749             | outside knowledge |
-| UnsupportedNumber  | 0.087, 0.092             | 0.066, 0.123             | arithmetic        |
-| UnlinkedClaim      | 0.212, 0.084             | 0.184, 0.053             | related elsewhere |
-| UnsupportedClaim   | 0.004, -                 | 0.007, -                 | a pattern         |
-| JudgeIndeterminate | -                        | -                        | a judge failed    |
+| code               | why not definite  |
+|--------------------|-------------------|
+| UnsupportedWording | paraphrase        |
+| UnlinkedWording    | across passages   |
+| UnsupportedName    | outside knowledge |
+| UnsupportedNumber  | arithmetic        |
+| UnlinkedClaim      | related elsewhere |
+| UnsupportedClaim   | a pattern         |
+| JudgeIndeterminate | a judge failed    |
 
 Under a declared ``extractive`` policy the first five are definite: the node's contract
-says any word it adds is invented (HaluEval QA, extractive inferred: each fires on at most
-0.001 of right answers, and on 0.08 to 0.46 of hallucinated ones).
+says any word it adds is invented (``FIRING["extractive"]``: HaluEval QA, where the policy
+is inferred extractive, shows how rarely each fires on right answers).
 """
 
 from __future__ import annotations
