@@ -13,6 +13,10 @@ would send. Three families:
 - ``unusual``: layouts written once for this bench, before the engine was changed to
   read them, and never tuned to one by one: unlabelled, labels and tags nobody lists,
   a quoted block, numbered retrieval chunks, a JSON payload.
+- ``unseen``: layouts written blind, after the engine, by someone who had not read it
+  (``bench.public.layouts_unseen``): chat turns flattened with role markers, a Markdown
+  brief, YAML front matter, an email thread, a ticket export, an HTML page, rules stated
+  as facts with the passage introduced mid-sentence, a reranker's log.
 
 A layout that names a material label the engine happens to know is fine; the point of the
 unusual family is that nothing in it does.
@@ -26,6 +30,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from enum import StrEnum
 
+from bench.public.layouts_unseen import BLIND
+
 
 class Family(StrEnum):
     """Where a layout comes from."""
@@ -36,6 +42,8 @@ class Family(StrEnum):
     """Layouts real runtimes ship."""
     UNUSUAL = "unusual"
     """Layouts written once for this bench, against nothing the engine lists."""
+    UNSEEN = "unseen"
+    """Layouts written blind, after the engine, by someone who had not read it."""
 
 
 @dataclass(frozen=True)
@@ -169,5 +177,10 @@ UNUSUAL = (
     ),
 )
 
+UNSEEN = tuple(
+    PromptLayout(name.replace("_", "-"), Family.UNSEEN, render, where)
+    for name, where, render in BLIND
+)
+
 #: Every layout but the benchmark's own, by name.
-LAYOUTS: dict[str, PromptLayout] = {layout.name: layout for layout in (*COMMON, *UNUSUAL)}
+LAYOUTS: dict[str, PromptLayout] = {layout.name: layout for layout in (*COMMON, *UNUSUAL, *UNSEEN)}

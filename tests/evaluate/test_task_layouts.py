@@ -2,7 +2,8 @@
 
 The layouts are the bench's (``bench.public.layouts``): templates runtimes ship and
 layouts written once against nothing the engine lists. The same review must come out of
-each as out of the request that sends the passage in ``sources``.
+each as out of the request that sends the passage in ``sources``. (The layouts written
+blind are measured by ``bench.public_eval`` only: a test here would tune the engine to them.)
 """
 
 from __future__ import annotations
@@ -11,7 +12,7 @@ import json
 
 import pytest
 
-from bench.public.layouts import LAYOUTS
+from bench.public.layouts import COMMON, UNUSUAL
 from schemas.request import GroundingPolicy
 from schemas.result import ReviewResult
 from schemas.stages import IssueCode
@@ -24,6 +25,8 @@ from workers.review import review
 from workers.settings import DEFAULT_PRICING
 
 from .builders import request
+
+LAYOUTS = {layout.name: layout for layout in (*COMMON, *UNUSUAL)}
 
 EIFFEL = (
     "The Eiffel Tower was completed in 1889 for the World's Fair. It was designed by the "
