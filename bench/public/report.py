@@ -60,6 +60,8 @@ class Outcome:
     """The half of the tunable items it belongs to."""
     p_fail: float | None = None
     """The router's P(fail) (Stage 1's evidence on the node's prior)."""
+    policy: str | None = None
+    """The grounding policy the Wall applied (null when it checked against no input)."""
 
     @property
     def accepted(self) -> bool:
@@ -263,6 +265,29 @@ def agreement(shapes: dict[str, list[Outcome]]) -> dict[str, float | None]:
         h.value: share(
             sum(1 for (_, _, half), v in verdicts.items() if half is h and len(v) == 1),
             sum(1 for (_, _, half) in verdicts if half is h),
+        )
+        for h in Half
+    }
+
+
+def agreement_with(
+    reference: list[Outcome], other: list[Outcome], *, on: str = "decision"
+) -> dict[str, float | None]:
+    """Per half, the share of cases ``other`` decides as ``reference`` does.
+
+    ``on="decision"`` compares the decision and the escalation (what a runtime sees);
+    ``on="policy"`` compares the grounding policy the Wall applied.
+    """
+
+    def key(o: Outcome) -> tuple[str, bool] | str | None:
+        return (o.decision, o.escalated) if on == "decision" else o.policy
+
+    expected = {(o.id, o.label): key(o) for o in reference}
+    paired = [(o, expected[(o.id, o.label)]) for o in other if (o.id, o.label) in expected]
+    return {
+        h.value: share(
+            sum(1 for o, want in paired if o.half is h and key(o) == want),
+            sum(1 for o, _ in paired if o.half is h),
         )
         for h in Half
     }

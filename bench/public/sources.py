@@ -36,15 +36,17 @@ def load(
     limit: int | None,
     grounding: str = halueval.INFERRED,
     shape: halueval.Shape | None = None,
+    layout: str = halueval.BENCHMARK_LAYOUT,
 ) -> Loaded:
     """Build one benchmark's cases; a loader that fails marks the source unavailable.
 
-    ``grounding`` and ``shape`` say what HaluEval's requests declare and where they carry
-    their input (``halueval.load``); other sources ignore them.
+    ``grounding``, ``shape`` and ``layout`` say what HaluEval's requests declare, where
+    they carry their input and how a task that carries it is written (``halueval.load``);
+    other sources ignore them.
     """
     try:
         if name in halueval.LAYOUTS:
-            return halueval.load(name, limit, grounding, shape or halueval.Shape.SOURCES)
+            return halueval.load(name, limit, grounding, shape or halueval.Shape.SOURCES, layout)
         return LOADERS[name](limit)
     except Exception as exc:  # a broken data package must not stop the other sources
         loaded = Loaded(name)

@@ -208,13 +208,14 @@ def test_stage2_cost_counts_the_sources_and_task_the_judge_reads() -> None:
     """The Ceiling's prompt carries the node's input: a long article is paid for."""
     output = {"kind": "text", "content": "x" * 400}
     bare = decide_escalation(request(output=output), stage2_price=PRICE, stage1=PASSED)
-    article = [{"id": "doc", "text": "y" * 12_000}]
+    text = "yyyyyyyyy " * 1199 + "y" * 10  # 12,000 characters of words, as an article has
+    article = [{"id": "doc", "text": text}]
     given = request(output=output, task="Summarize the document.", sources=article)
     read = decide_escalation(given, stage2_price=PRICE, stage1=PASSED)
     extra_tokens = (12_000 + len("Summarize the document.") + 400) // 4 - 100
     assert read.stage2_cost - bare.stage2_cost == pytest.approx(extra_tokens * 3.0 / 1e6, abs=1e-6)
     # The article pasted into the task as well is in the judge's prompt once, paid once.
-    both = request(output=output, task=f"Summarize the document.\nDocument: {'y' * 12_000}")
+    both = request(output=output, task=f"Summarize the document.\nDocument: {text}")
     both = both.model_copy(update={"sources": given.sources})
     assert (
         decide_escalation(both, stage2_price=PRICE, stage1=PASSED).stage2_cost == read.stage2_cost

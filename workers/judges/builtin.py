@@ -26,13 +26,17 @@ class BuiltinJudge:
         """Score every requested dimension of the task's output."""
         if task.tier is JudgeTier.PAIRWISE:
             return self._pairwise(task)
-        scores = self._score(task.output, split_task(task.task, task.sources).ask)
+        scores = self._score(task.output, split_task(task.task, task.sources).subject)
         return JudgeVerdict(
             model=MODEL, scores={d: scores[d] for d in task.dimensions if d in scores}, calls=0
         )
 
     def _score(self, output: NodeOutput, task: str | None) -> dict[Dimension, DimensionVerdict]:
-        """``task`` is the ask: material pasted into a task is input, not something to cover."""
+        """Scores against ``task``, what the ask is about (``subject_of``).
+
+        Material pasted into a task is input, not something to cover, and a template's
+        standing instructions are about form, not the subject.
+        """
         wall = score_wall(output)
         verdicts = {
             d: DimensionVerdict(score=v, justification=_wall_note(wall.findings, d))
@@ -57,7 +61,7 @@ class BuiltinJudge:
     def _pairwise(self, task: JudgeTask) -> JudgeVerdict:
         if task.other is None:
             raise ValueError("a pairwise task needs a second output")
-        ask = split_task(task.task, task.sources).ask
+        ask = split_task(task.task, task.sources).subject
         first = self._score(task.output, ask)
         second = self._score(task.other, ask)
         scores = {}

@@ -101,7 +101,7 @@ def ground(output: NodeOutput, brief: NodeBrief, *, year: int | None = None) -> 
         found.extend(_unknown_qualifiers(output.content))
     found = [classify(f, brief.use) for f in found[:MAX_FINDINGS]]
     if brief.use is not None and prose:
-        ask = brief.parts.ask
+        ask = brief.parts.subject  # what an answer may echo: not a template's instructions
         given = node_input(ask, brief.sources, brief.parts.material)
         found.extend(check_against_input(prose, given, brief.use))
         found.extend(check_choice(prose, ask, given))

@@ -18,6 +18,7 @@ from dataclasses import dataclass
 
 from schemas.request import GroundingPolicy, Source
 from schemas.stages import GroundingUse
+from workers.evaluate.findings import sentences
 from workers.evaluate.wall.grounding.task_parts import TaskParts, speaker_turns, split_task
 
 DECLARED = "declared by the request"
@@ -75,7 +76,12 @@ def read_brief(
 
 
 def infer_policy(ask: str | None) -> tuple[GroundingPolicy, str]:
-    """The policy an ask implies, with the cue that decided it."""
+    """The policy an ask implies, with the cue that decided it.
+
+    What the node is asked outranks how a template tells it to answer: a dialogue, a
+    request to reword, and then the question itself decide before any standing
+    instruction does ("Who founded it? Explain your reasoning." asks a factual question).
+    """
     if not ask:
         return GroundingPolicy.ABSTRACTIVE, DEFAULT
     turns = speaker_turns(ask)
@@ -85,15 +91,23 @@ def infer_policy(ask: str | None) -> tuple[GroundingPolicy, str]:
         return GroundingPolicy.ABSTRACTIVE, _cue("asks to reword its input", match)
     if turns == 1:
         return GroundingPolicy.OPEN, "the task is a chat turn (one speaker's turn)"
-    if match := _OPINION.search(ask):
+    questions = " ".join(s for s in sentences(ask) if s.rstrip().endswith("?"))
+    return _by_cue(questions) or _by_cue(ask) or (GroundingPolicy.ABSTRACTIVE, DEFAULT)
+
+
+def _by_cue(text: str) -> tuple[GroundingPolicy, str] | None:
+    """The policy the first cue found in ``text`` implies: opinion, explanation, fact."""
+    if not text:
+        return None
+    if match := _OPINION.search(text):
         return GroundingPolicy.OPEN, _cue("asks for an opinion or a suggestion", match)
-    if match := _EXPLAIN.search(ask):
+    if match := _EXPLAIN.search(text):
         return GroundingPolicy.ABSTRACTIVE, _cue("asks for an explanation", match)
-    if match := _FACTOID.search(ask):
+    if match := _FACTOID.search(text):
         return GroundingPolicy.EXTRACTIVE, _cue("asks a factual question", match)
-    if "?" in ask:
+    if "?" in text:
         return GroundingPolicy.EXTRACTIVE, "the task asks a question ('?')"
-    return GroundingPolicy.ABSTRACTIVE, DEFAULT
+    return None
 
 
 def _cue(what: str, match: re.Match[str]) -> str:

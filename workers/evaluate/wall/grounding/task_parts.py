@@ -1,25 +1,37 @@
 """A task's two parts: what the node was asked, and the material it was given to work on.
 
-Prompts carry their input inline as often as beside them: "Summarize the document.
-Document: ...", a ``<context>`` block, "Summarize the following article: ...". Pasted
+Prompts carry their input inline as often as beside them, in whatever layout the runtime's
+template uses: LangChain's "Use the following pieces of context ...", a ``<context>`` or
+``<kb_entry>`` block, "Context: ...", a passage in its own paragraph, a JSON payload. Pasted
 material is input, exactly as a source is: an output is grounded in it, and never has to
 cover or repeat it. Only the ask (the instruction, the question, the dialogue so far) is
 what an answer may echo without adding anything, and what says which grounding policy
-fits. Splitting here is what makes a verdict the same whether the input sits in ``task``,
-in ``sources`` or in both; material that repeats a given source is dropped, since the
-source already holds it.
+fits.
+
+The task is cut into blocks by its layout (``task_blocks``), and each block is read by its
+own shape, not by what it is called: a dialogue, a question, an instruction to the reader
+are the ask; a run of plain statements is material. A label the engine knows ("Context",
+"Question") settles a block the shape leaves open; a layout nobody listed reads the same.
+A block that is neither clearly one nor the other stays in the ask, which is input too:
+nothing the task holds can be "unsupported". Material that repeats a given source is
+dropped, since the source already holds it.
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
+from enum import StrEnum
+from functools import lru_cache
 
 from schemas.request import Source
-from workers.evaluate.wall.grounding.lexicon import squash
+from workers.evaluate.findings import sentences, words
+from workers.evaluate.wall.grounding.lexicon import squash, tokens
+from workers.evaluate.wall.grounding.task_blocks import Block, blocks_of
+from workers.evaluate.wall.grounding.task_speech import SPEAKER, is_directive
 
-#: Labels that introduce material to work on (``Document:``, ``### Context``, ``<article>``).
+#: Label words that say a block is material to work on (a hint; the shape decides without).
 MATERIAL_LABELS = frozenset(
     """
     abstract article background content context data document email evidence excerpt
@@ -27,33 +39,39 @@ MATERIAL_LABELS = frozenset(
     retrieved source story text transcript
     """.split()
 )
-#: Labels of the ask: they end a material block; what they label stays in the ask.
+#: Label words that say a block is the ask (a hint, like ``MATERIAL_LABELS``).
 ASK_LABELS = frozenset(
     """
     answer assistant chat conversation dialog dialogue format history human instruction
     output prompt query question reply request response summary system task user
     """.split()
 )
-#: ``Label:``, ``**Label:**`` or ``## Label`` opening a line, the rest of it starting the block.
-_LABEL = re.compile(
-    r"^[ \t]*(?:(?:#{1,6}[ \t]*)?\**(?P<label>[A-Za-z][A-Za-z ]{0,30}?)\**[ \t]*:\**"
-    r"|#{1,6}[ \t]*(?P<heading>[A-Za-z][A-Za-z ]{0,30}?)[ \t]*$)[ \t]*",
-    re.M,
-)
-_TAG = re.compile(r"<(?P<tag>[A-Za-z_]{2,20})>(?P<body>.*?)</(?P=tag)>", re.S)
-_FENCE = re.compile(
-    r"^(?:```|\"\"\"|''')[^\n]*\n(?P<body>.*?)\n(?:```|\"\"\"|''')[ \t]*$", re.S | re.M
-)
-#: "... the following article:", "... the text below:": what follows the colon is material.
-_FOLLOWING = re.compile(r"\b(?:following|below)\b[^.?!:\n]{0,40}:[ \t]*", re.I)
-#: A speaker's turn: ``[Human]:``, ``User:``, ``Assistant:``, ``Q:``.
-_TURN = re.compile(
-    r"(?:^|\s)\[?(?:human|user|assistant|ai|bot|agent|customer|system|speaker ?\d|person ?\d"
-    r"|[qa])\]?:",
-    re.I,
-)
-#: Words unlabelled text after "the following ...:" needs before it counts as material.
-MIN_MATERIAL_WORDS = 25
+#: A speaker's turn anywhere in a text: ``[Human]:``, ``User:``, ``Assistant:``, ``Q:``.
+_TURN = re.compile(r"(?:^|\s)" + SPEAKER, re.I)
+#: Words a block of plain statements needs before it counts as material.
+MIN_MATERIAL_WORDS = 8
+#: A shorter statement is material when it names things: these many words, these many names
+#: or numbers (capitalised words after the first, figures).
+MIN_FACT_WORDS = 3
+MIN_FACT_NAMES = 1
+_TOKEN = re.compile(r"[A-Za-z][\w'’-]*|\d[\d,.]*")
+#: Words a run of statements cut from a block that also asks needs to count as material.
+MIN_RUN_WORDS = 25
+#: Sentences such a run needs: one long "sentence" is more likely a question an
+#: abbreviation cut in two ("... in Greater St." / "Louis?") than a passage.
+MIN_RUN_SENTENCES = 2
+#: Words a labelled block needs when its label says it is material.
+MIN_LABELLED_WORDS = 3
+#: In a block this long (sentences), a few questions or asides do not make it the ask.
+LONG_BLOCK = 4
+MOSTLY_STATEMENTS = 0.75
+
+
+class Role(StrEnum):
+    """What a piece of the task is to the node."""
+
+    ASK = "ask"
+    MATERIAL = "material"
 
 
 @dataclass(frozen=True, slots=True)
@@ -66,17 +84,35 @@ class TaskParts:
     """Passages pasted into the task that no given source already holds."""
     pasted: bool
     """Whether the task held any material (a copy of a source included)."""
+    subject: str | None = None
+    """What the ask is about (``subject_of``): what an answer may echo and must address."""
 
 
 def split_task(task: str | None, sources: Sequence[Source] = ()) -> TaskParts:
-    """The ask and the material of ``task``; material a source already holds is dropped."""
+    """The ask and the material of ``task``; material a source already holds is dropped.
+
+    Cached: the Wall, the router's cost estimate and the judges each read the same split.
+    """
     if not task or not task.strip():
         return TaskParts(None, (), False)
-    blocks: list[str] = []
-    ask = _cut_following(_cut_labelled(_cut_marked(task, blocks), blocks), blocks).strip()
+    return _split(task, tuple(sources))
+
+
+@lru_cache(maxsize=32)
+def _split(task: str, sources: tuple[Source, ...]) -> TaskParts:
+    pieces = [piece for block in blocks_of(task) for piece in _pieces(block)]
+    if len(pieces) > 1 and all(role is Role.MATERIAL for role, _ in pieces):
+        pieces = _with_an_ask(pieces)
+    asks = [text for role, text in pieces if role is Role.ASK]
+    found = [text for role, text in pieces if role is Role.MATERIAL]
+    if not asks and len(found) == 1:  # one passage alone: what the node was asked
+        return TaskParts(task.strip(), (), False, task.strip())
     given = [squash(s.text) for s in sources]
-    material = tuple(b for b in blocks if not any(_holds(g, b) for g in given))
-    return TaskParts(ask or None, material, bool(blocks))
+    material = tuple(b for b in found if not any(_holds(g, b) for g in given))
+    # Blank lines keep the ask's pieces apart as sentences ("Here's the text:" / "Summarize it.").
+    ask = "\n\n".join(asks).strip() or None
+    subject = subject_of(ask, [*found, *(s.text for s in sources)])
+    return TaskParts(ask, material, bool(found), subject)
 
 
 def task_for_judge(task: str | None, sources: Sequence[Source] = ()) -> str | None:
@@ -93,75 +129,144 @@ def task_for_judge(task: str | None, sources: Sequence[Source] = ()) -> str | No
     return "\n\n".join(kept) or None
 
 
+def subject_of(ask: str | None, given: Sequence[str]) -> str | None:
+    """What an ask is about: the part an answer has to address, and may echo.
+
+    A prompt's standing instructions ("If you don't know the answer, just say so", "Use
+    three sentences maximum") speak to the reader about the form of an answer and name
+    nothing the node was given; the question, the dialogue, or a request that names the
+    input does. Those instructions are left out, so that the same question reads the same
+    in any template, and an answer is not "supported" by a template's words. Without
+    input the whole ask is what was asked.
+    """
+    if not ask or not given:
+        return ask
+    named = {name for text in given for name in _names(text)}
+    return " ".join(s for s in sentences(ask) if _about_input(s, named)) or None
+
+
+def _about_input(sentence: str, named: set[str]) -> bool:
+    """A turn of the dialogue, a question, a statement, or a request naming something given."""
+    if speaker_turns(sentence) or sentence.rstrip().endswith("?"):
+        return True
+    if is_directive(sentence):
+        return not _names(sentence).isdisjoint(named)
+    return _enough(sentence, MIN_FACT_WORDS)  # not a scrap of layout ("retrieved.txt")
+
+
+def _names(text: str) -> set[str]:
+    """The folded names and figures of a text: capitalised words after its first, digits."""
+    found = tokens(text)
+    return {
+        t.key
+        for i, t in enumerate(found)
+        if t.text[:1].isdigit() or (i and t.text[:1].isupper() and len(t.text) > 1)
+    }
+
+
 def speaker_turns(text: str) -> int:
     """How many speakers' turns ``text`` holds (a dialogue has two or more)."""
     return len(_TURN.findall(text))
 
 
-def _cut_marked(text: str, blocks: list[str]) -> str:
-    """Material in a tag named as material (``<document>``) or in a fenced block."""
-    take = _taker(blocks)
-    text = _TAG.sub(lambda m: take(m) if _is_material(m.group("tag")) else m.group(0), text)
-    return _FENCE.sub(take, text)
+def _pieces(block: Block) -> list[tuple[Role, str]]:
+    """A block's ask and material, read from its shape; its label settles what shape leaves."""
+    text = block.text.strip()
+    # "Summarize the following article: ..." is asked by its label.
+    asked = [(Role.ASK, block.label)] if block.label and is_directive(block.label) else []
+    if speaker_turns(text) >= 2:
+        return [*asked, (Role.ASK, text)]
+    hint = _hint(block.label)
+    if hint is Role.ASK:
+        return [*asked, (Role.ASK, text)]
+    if hint is Role.MATERIAL and len(words(text)) >= MIN_LABELLED_WORDS:
+        return [*asked, (Role.MATERIAL, text)]
+    return [*asked, *_by_shape(text)]
 
 
-def _taker(blocks: list[str]) -> Callable[[re.Match[str]], str]:
-    def take(match: re.Match[str]) -> str:
-        body = match.group("body").strip()
-        if not body:
-            return match.group(0)
-        blocks.append(body)
-        return "\n"
+def _by_shape(text: str) -> list[tuple[Role, str]]:
+    """Statements are material; what is said to the reader around them is the ask.
 
-    return take
-
-
-def _cut_labelled(text: str, blocks: list[str]) -> str:
-    """Every block a material label opens, up to the next known label."""
-    labels = [m for m in _LABEL.finditer(text) if _known(_label_of(m))]
-    if not labels:
-        return text
-    kept = [text[: labels[0].start()]]
-    for i, match in enumerate(labels):
-        end = labels[i + 1].start() if i + 1 < len(labels) else len(text)
-        body = text[match.end() : end].strip()
-        if _is_material(_label_of(match)) and body and speaker_turns(body) < 2:
-            blocks.append(body)
-        else:
-            # "Question: Who ...?" asks "Who ...?": the label is layout, not words the
-            # node was given, so the ask reads the same as the question sent alone.
-            kept.append(text[match.end() : end])
-    return "\n".join(k.strip("\n") for k in kept)
-
-
-def _cut_following(text: str, blocks: list[str]) -> str:
-    """Unlabelled material announced by "the following ...:" or "... below:"."""
-    match = _FOLLOWING.search(text)
-    if match is None:
-        return text
-    rest = text[match.end() :].strip()
-    if len(rest.split()) < MIN_MATERIAL_WORDS or speaker_turns(rest) >= 2:
-        return text
-    blocks.append(rest)
-    return text[: match.end()]
+    The ask sits at a block's edges ("Read this. <passage> Answer briefly."): directive
+    sentences before the first statement and after the last go to the ask. Between them,
+    a block of mostly statements is material whole (an article quotes a question or
+    two); otherwise each long enough run of statements is.
+    """
+    said = sentences(text)
+    flags = [is_directive(s) for s in said]
+    stated = [i for i, directive in enumerate(flags) if not directive]
+    if not stated:
+        return [(Role.ASK, text)]
+    first, last = stated[0], stated[-1]
+    core = said[first : last + 1]
+    if len(stated) == len(said):
+        return [
+            (Role.MATERIAL if _enough(text, MIN_MATERIAL_WORDS) or _fact(text) else Role.ASK, text)
+        ]
+    pieces = [(Role.ASK, " ".join(said[:first]))] if first else []
+    if len(core) >= LONG_BLOCK and len(stated) >= MOSTLY_STATEMENTS * len(core):
+        pieces.append((Role.MATERIAL, " ".join(core)))
+    else:
+        pieces += _runs(core, flags[first : last + 1])
+    if last + 1 < len(said):
+        pieces.append((Role.ASK, " ".join(said[last + 1 :])))
+    return pieces
 
 
-def _label_of(match: re.Match[str]) -> str:
-    return (match.group("label") or match.group("heading") or "").strip().lower()
+def _runs(said: list[str], flags: list[bool]) -> list[tuple[Role, str]]:
+    """Each run of statements long enough to be material; the rest stays in the ask."""
+    pieces: list[tuple[Role, str]] = []
+    run: list[str] = []
+    for sentence, directive in [*zip(said, flags, strict=True), ("", True)]:
+        if not directive:
+            run.append(sentence)
+            continue
+        if run:
+            joined = " ".join(run)
+            passage = len(run) >= MIN_RUN_SENTENCES and _enough(joined, MIN_RUN_WORDS)
+            pieces.append((Role.MATERIAL if passage else Role.ASK, joined))
+            run = []
+        if sentence:
+            pieces.append((Role.ASK, sentence))
+    return pieces
+
+
+def _with_an_ask(pieces: list[tuple[Role, str]]) -> list[tuple[Role, str]]:
+    """Every task asks something: with only statements, the shortest block is the ask.
+
+    A question written without its mark ("X is based in what city") reads as a statement;
+    beside the passage it asks about, it is the shorter of the two.
+    """
+    shortest = min(range(len(pieces)), key=lambda i: len(pieces[i][1]))
+    return [(Role.ASK if i == shortest else role, text) for i, (role, text) in enumerate(pieces)]
+
+
+def _enough(text: str, least: int) -> bool:
+    return len(words(text)) >= least
+
+
+def _fact(text: str) -> bool:
+    """A short statement that names something ("The Martian is starring Matt Damon")."""
+    found = _TOKEN.findall(text)
+    named = sum(1 for i, w in enumerate(found) if w[0].isdigit() or (i and w[0].isupper()))
+    return len(found) >= MIN_FACT_WORDS and named >= MIN_FACT_NAMES
+
+
+def _hint(label: str) -> Role | None:
+    """What a label's words say the block is, when they say it."""
+    found = re.findall(r"[a-z]+", label.lower())
+    if not 0 < len(found) <= 3:
+        return None
+    last = _stem(found[-1])
+    if last in MATERIAL_LABELS:
+        return Role.MATERIAL
+    if last in ASK_LABELS or any(_stem(w) in ASK_LABELS for w in found):
+        return Role.ASK
+    return None
 
 
 def _stem(word: str) -> str:
     return word.removesuffix("s") if len(word) > 3 else word
-
-
-def _known(label: str) -> bool:
-    words = label.split()
-    return 0 < len(words) <= 3 and any(_stem(w) in MATERIAL_LABELS | ASK_LABELS for w in words)
-
-
-def _is_material(label: str) -> bool:
-    words = label.lower().split()
-    return bool(words) and _stem(words[-1]) in MATERIAL_LABELS
 
 
 def _holds(source: str, block: str) -> bool:

@@ -1,0 +1,158 @@
+"""Material is found by its shape, whatever the prompt's layout calls it.
+
+The layouts are the bench's (``bench.public.layouts``): templates runtimes ship and
+layouts written once against nothing the engine lists. The same review must come out of
+each as out of the request that sends the passage in ``sources``. (The layouts written
+blind are measured by ``bench.public_eval`` only: a test here would tune the engine to them.)
+"""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from bench.public.layouts import COMMON, UNUSUAL
+from schemas.request import GroundingPolicy
+from schemas.result import ReviewResult
+from schemas.stages import IssueCode
+from workers.evaluate.wall.grounding.policy import infer_policy, read_brief
+from workers.evaluate.wall.grounding.task_blocks import blocks_of
+from workers.evaluate.wall.grounding.task_parts import split_task
+from workers.evaluate.wall.grounding.task_speech import is_directive
+from workers.judges.builtin import BuiltinJudge
+from workers.review import review
+from workers.settings import DEFAULT_PRICING
+
+from .builders import request
+
+LAYOUTS = {layout.name: layout for layout in (*COMMON, *UNUSUAL)}
+
+EIFFEL = (
+    "The Eiffel Tower was completed in 1889 for the World's Fair. It was designed by the "
+    "engineering firm of Gustave Eiffel and is 330 metres tall."
+)
+QUESTION = "When was the Eiffel Tower completed, and who designed it?"
+WRONG = "It was completed in 1925 and designed by the architect Antoni Gaudi."
+DIALOGUE = (
+    "[Human]: Do you like Iron Man? [Assistant]: Sure do! Robert Downey Jr. is a favorite. "
+    "[Human]: Did you know he was also in Zodiac?"
+)
+KNOWLEDGE = "Robert Downey Jr. starred in Zodiac. Zodiac is starring Jake Gyllenhaal."
+
+
+def _review(task: str, content: str = WRONG, **fields: object) -> ReviewResult:
+    price = DEFAULT_PRICING["claude-sonnet-4-5"]
+    output = {"kind": "text", "content": content}
+    return review(request(task=task, output=output, **fields), BuiltinJudge(), stage2_price=price)
+
+
+def _verdict(result: ReviewResult) -> tuple[str, bool, frozenset[IssueCode]]:
+    codes = frozenset(i.code for i in result.stage1.wall.issues if i.certainty == "definite")
+    return result.decision.value, result.escalation.escalate, codes
+
+
+@pytest.mark.parametrize("layout", sorted(LAYOUTS))
+def test_the_issues_example_is_decided_alike_in_every_layout(layout: str) -> None:
+    """A contradicted date and maker: sent back, whichever way the passage is carried."""
+    expected = _verdict(_review(QUESTION, sources=[{"id": "ctx", "text": EIFFEL}]))
+    assert IssueCode.CONTRADICTS_INPUT in expected[2]
+    assert _verdict(_review(LAYOUTS[layout].render(EIFFEL, QUESTION))) == expected
+
+
+@pytest.mark.parametrize("layout", sorted(LAYOUTS))
+def test_each_layout_gives_the_passage_as_material_and_the_question_as_the_ask(layout: str) -> None:
+    parts = split_task(LAYOUTS[layout].render(EIFFEL, QUESTION))
+    assert [m for m in parts.material if "Gustave Eiffel" in m]
+    assert parts.ask is not None and QUESTION in parts.ask.replace("\n", " ")
+    assert parts.subject is not None and "Gustave" not in parts.subject
+
+
+@pytest.mark.parametrize("layout", sorted(LAYOUTS))
+def test_a_dialogue_stays_the_ask_and_its_policy_is_open_in_every_layout(layout: str) -> None:
+    brief = read_brief(LAYOUTS[layout].render(KNOWLEDGE, DIALOGUE))
+    assert brief.use is not None and brief.use.policy is GroundingPolicy.OPEN
+    assert brief.parts.ask is not None and "[Assistant]: Sure do!" in brief.parts.ask
+    assert any("Jake Gyllenhaal" in m for m in brief.parts.material)
+
+
+def test_a_passage_under_a_label_nobody_lists_is_material() -> None:
+    for task in (
+        f"Snippet: {EIFFEL}\n\nMy question: {QUESTION}",
+        f"<kb_entry>\n{EIFFEL}\n</kb_entry>\n{QUESTION}",
+        f"{QUESTION}\n\n{EIFFEL}",
+        f"Here is what the wiki says:\n> {EIFFEL}\n\n{QUESTION}",
+        json.dumps({"hits": [EIFFEL], "q": QUESTION}),
+    ):
+        parts = split_task(task)
+        assert parts.material == (EIFFEL,), task
+        assert parts.ask is not None and QUESTION in parts.ask
+
+
+def test_an_instruction_alone_has_no_material_and_no_grounding() -> None:
+    for task in (
+        "Write a haiku about autumn.",
+        "Write a poem for my mother.\n\nIt is for her birthday.",
+        "You are a senior engineer. Write a Flask route that returns JSON.\n\n"
+        "Use type hints. Do not use global state.",
+    ):
+        brief = read_brief(task)
+        assert brief.parts.material == (), task
+        assert brief.use is None
+
+
+def test_a_question_an_abbreviation_cuts_in_two_stays_the_ask() -> None:
+    """``St.`` ends a "sentence": the question's first half is not a passage."""
+    task = (
+        "Enterprise Car Sales was established in 1962 by founder Jack Taylor, which American "
+        "car rental company headquartered in Clayton, Missouri, United States in Greater St. "
+        "Louis?"
+    )
+    assert split_task(task).material == ()
+
+
+def test_a_line_between_two_rules_is_framed_text_not_a_heading() -> None:
+    task = f"Context information is below.\n-----\n{KNOWLEDGE}\n-----\nAnswer: {QUESTION}"
+    assert split_task(task).material == (KNOWLEDGE,)
+    headed = f"Facts\n=====\n{KNOWLEDGE}\n\n{QUESTION}"
+    assert [b.label for b in blocks_of(headed) if b.text == KNOWLEDGE] == ["facts"]
+
+
+def test_words_anywhere_in_the_task_support_the_output_when_the_split_is_unsure() -> None:
+    """What the ask names is input too: an answer may repeat it, not invent beside it."""
+    task = f"Write about Gyllenhaal. Did he play Robert Graysmith?\n\n{KNOWLEDGE}"
+    brief = read_brief(task)
+    assert brief.use is not None and "Graysmith" not in " ".join(brief.parts.material)
+    said = "Jake Gyllenhaal played Robert Graysmith in Zodiac."
+    grounding = _review(task, said).stage1.wall.issues
+    assert [i for i in grounding if i.dimension == "grounding"] == []
+    invented = _review(task, "Jake Gyllenhaal played Robert Smith in Zodiac.").stage1.wall.issues
+    assert [i.code for i in invented if i.dimension == "grounding"] == [IssueCode.UNSUPPORTED_NAME]
+
+
+def test_the_question_outranks_a_templates_standing_instruction() -> None:
+    policy, why = infer_policy("Explain your reasoning step by step.\n\nWho founded Acme?")
+    assert policy is GroundingPolicy.EXTRACTIVE, why
+    assert infer_policy("Summarize the document. Who founded Acme?")[0] is (
+        GroundingPolicy.ABSTRACTIVE
+    )
+
+
+@pytest.mark.parametrize(
+    ("sentence", "directive"),
+    [
+        ("Answer the question using the context.", True),
+        ("If you don't know the answer, just say so.", True),
+        ("Given the context information, answer the query.", True),
+        ("Here's what I pulled up earlier:", True),
+        ("State officials said the bridge would reopen.", False),
+        ("Thank You for Smoking is a 2005 film.", False),
+        ("List of episodes of the first season.", False),
+        ('He said "do you know the way?" and left.', False),
+        ("Name the two films she directed.", True),
+    ],
+)
+def test_a_sentence_that_speaks_to_the_reader_is_told_from_one_that_states(
+    sentence: str, directive: bool
+) -> None:
+    assert is_directive(sentence) is directive
