@@ -106,6 +106,8 @@ def sql_statements(content: str) -> tuple[exp.Expr, ...] | ParseFailure:
         # Tokenize once: the parser and the cut-off check read the same tokens.
         tokens = _DIALECT.tokenize(content)
         parsed = _DIALECT.parser(error_level=sqlglot.ErrorLevel.RAISE).parse(tokens, content)
+    except sqlglot.errors.ParseError as exc:
+        return _sql_failure(exc)
     except sqlglot.errors.SqlglotError as exc:
         text = str(exc)
         return ParseFailure(text.splitlines()[0][:300] if text else type(exc).__name__)
@@ -117,6 +119,18 @@ def sql_statements(content: str) -> tuple[exp.Expr, ...] | ParseFailure:
     if not statements:
         return ParseFailure("no SQL statement found")
     return _dangling_end(tokens) or statements
+
+
+def _sql_failure(exc: sqlglot.errors.ParseError) -> ParseFailure:
+    """Sqlglot's first error, at the start of the token it names (its column is the end)."""
+    first = exc.errors[0] if exc.errors else {}
+    text = str(first.get("description") or exc).splitlines()[0][:300] or type(exc).__name__
+    line, end, near = first.get("line"), first.get("col"), str(first.get("highlight") or "")
+    if not isinstance(line, int) or not isinstance(end, int):
+        return ParseFailure(text)
+    if near:
+        text = f"{text} near {near[:40]!r}"
+    return ParseFailure(text, line, max(1, end - len(near) + 1))
 
 
 #: Tokens a statement cannot end on. sqlglot's parser drops some of them silently

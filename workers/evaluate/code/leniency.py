@@ -1,0 +1,120 @@
+"""What documentation does to code on purpose, which a parser would take for an error.
+
+A writer elides (``...``, ``# ...``, ``// rest unchanged``), shows a console session
+(``$ ``, ``>>> ``, ``In [1]:``) or a diff, quotes a fragment (a method, an object literal, a
+WHERE clause's dialect), fills in a template (``{{ }}``, ``{% %}``, ``${VAR}``) or leaves a
+placeholder (``<your-token>``). None of that is a defect of the code, and none is ever a
+finding. Each helper here is a plain function of a block's text.
+"""
+
+from __future__ import annotations
+
+import re
+import textwrap
+from collections.abc import Iterator
+
+from schemas.code import CodeLanguage
+
+_L = CodeLanguage
+
+_PROMPT = re.compile(
+    r"^[ \t]*(?:\$|>>>|In \[\d*\]:|PS(?: [A-Za-z]:\\[^>\n]*)?>|[A-Za-z]:\\[^>\n]*>|❯|➜"
+    r"|[\w.-]+@[\w.-]+:[^$\n]*\$)(?:[ \t]|$)",
+    re.M,
+)
+_DIFF_HEADER = re.compile(r"^(?:@@ |diff --git |\+\+\+ |--- a/)", re.M)
+_DIFF_LINE = re.compile(r"^[+\- ]|^$")
+#: ``...`` or ``…`` standing for code, not JavaScript's spread (``...args``) or a range (``a...b``).
+_INLINE_ELISION = re.compile(r"(?<![\w.\])])(?:\.{3}|…)(?![\w.$\[{(\"'`])")
+_ELISION_COMMENT = re.compile(
+    r"(?:#|//|--|/\*|<!--|;)\s*(?:\.{2,}|…|.*\b(?:rest of|remaining|unchanged|omitted|elided|"
+    r"snip|existing code|more code|same as (?:before|above)|and so on|your code)\b)",
+    re.I,
+)
+_TEMPLATE = re.compile(r"\{\{.*?\}\}|\{%.*?%\}|\{#.*?#\}|<%.*?%>", re.S)
+_DOLLAR_BRACE = re.compile(r"\$\{[^}\n]*\}")
+#: Languages in which ``${NAME}`` is their own syntax, not a template's.
+_OWN_DOLLAR_BRACE = frozenset({_L.SHELL, _L.JAVASCRIPT, _L.TYPESCRIPT, _L.DOCKERFILE, _L.YAML})
+_PLACEHOLDER = re.compile(r"<[A-Za-z][\w .:/-]{0,60}>")
+#: Languages in which ``<word>`` is not syntax of their own, so it is a writer's placeholder.
+_PLACEHOLDER_LANGUAGES = frozenset({_L.SHELL, _L.SQL, _L.PYTHON, _L.JSON, _L.TOML, _L.DOCKERFILE})
+_STAND_IN = {_L.JSON: "null", _L.TOML: "0", _L.SHELL: "X", _L.DOCKERFILE: "X"}
+_MAGIC = re.compile(r"^([ \t]*)[%!](?=[A-Za-z%])", re.M)
+_JSON_COMMENT = re.compile(r'"(?:\\.|[^"\\\n])*"|//[^\n]*|/\*.*?\*/', re.S)
+
+
+def is_console_session(body: str) -> bool:
+    """Whether the block shows prompts (``$ ``, ``>>> ``, ``In [1]:``) and what they printed."""
+    return _PROMPT.search(body) is not None
+
+
+def is_diff(body: str) -> bool:
+    """Whether the block is a patch: hunk headers, or only ``+``, ``-`` and context lines."""
+    if _DIFF_HEADER.search(body):
+        return True
+    lines = body.rstrip("\n").split("\n")
+    added = any(line.startswith("+") for line in lines)
+    removed = any(line.startswith("-") for line in lines)
+    return added and removed and all(_DIFF_LINE.match(line) for line in lines)
+
+
+def is_template(language: CodeLanguage, body: str) -> bool:
+    """Whether a template fills the block in (Jinja, Go, ERB; ``${VAR}`` where it is foreign)."""
+    if _TEMPLATE.search(body):
+        return True
+    return language not in _OWN_DOLLAR_BRACE and _DOLLAR_BRACE.search(body) is not None
+
+
+def elided_lines(body: str) -> list[int]:
+    """The 1-based lines on which the writer left code out, in order."""
+    return [
+        number
+        for number, line in enumerate(body.split("\n"), 1)
+        if _ELISION_COMMENT.search(line) or _INLINE_ELISION.search(line)
+    ]
+
+
+def neutralised(language: CodeLanguage, body: str) -> str:
+    """The block with inline elisions, placeholders and magics standing in as code.
+
+    Every line keeps its number, so a parser's position still points into the block.
+    """
+    text = _INLINE_ELISION.sub(_STAND_IN.get(language, "_"), body)
+    if language in _PLACEHOLDER_LANGUAGES:
+        text = _PLACEHOLDER.sub(_STAND_IN.get(language, "_"), text)
+    if language is _L.PYTHON:
+        text = _MAGIC.sub(r"\1pass  #", text)
+    if language is _L.JSON:
+        text = _JSON_COMMENT.sub(_keep_strings_blank_comments, text)
+    return text
+
+
+def _keep_strings_blank_comments(match: re.Match[str]) -> str:
+    found = match.group(0)
+    if found.startswith('"'):
+        return found
+    return re.sub(r"[^\n]", " ", found)
+
+
+def fragment_readings(language: CodeLanguage, text: str) -> Iterator[tuple[str, str]]:
+    """``text`` as the fragments an editor would read it as: (wrapped text, how).
+
+    Each wrapping opens on the block's first line and closes after its last, so line
+    numbers are unchanged.
+    """
+    if language is _L.PYTHON:
+        yield textwrap.dedent(text), "an indented fragment, dedented"
+    elif language is _L.JSON:
+        yield "{" + text + "\n}", "object members"
+        yield "[" + text + "\n]", "array items"
+    elif language in (_L.JAVASCRIPT, _L.TYPESCRIPT):
+        yield "(" + text + "\n)", "an expression"
+        yield "class _ {" + text + "\n}", "class members"
+        yield "async function* _() {" + text + "\n}", "a function body"
+    elif language is _L.XML and not text.lstrip().startswith("<?xml"):
+        yield "<_>" + text + "\n</_>", "elements without one root"
+
+
+def json_lines(text: str) -> list[str]:
+    """The non-blank lines of a block that may be JSON Lines."""
+    return [line for line in text.split("\n") if line.strip()]

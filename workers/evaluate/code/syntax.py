@@ -1,0 +1,119 @@
+"""One question for every language: where does its parser stop reading this text?
+
+The standard library parses Python, JSON, TOML and XML; sqlglot parses SQL (the Floor's
+own parser); PyYAML reads every document of a YAML stream (composing, never
+constructing, so no tag and no alias is ever acted on); tree-sitter's grammars read the
+rest (``grammars``). Each heavy parser is imported the first time a text needs it.
+"""
+
+from __future__ import annotations
+
+import re
+import tomllib
+from collections.abc import Callable
+from functools import lru_cache
+from xml.parsers import expat
+
+from schemas.code import CodeLanguage
+from workers.evaluate.code.grammars import Grammar, grammar_failure
+from workers.evaluate.parsed import ParseFailure, json_document, python_tree, sql_statements
+
+_CACHE_SIZE = 256
+_TOML_AT = re.compile(r"\s*\(at line (\d+), column (\d+)\)$")
+
+
+def _python(text: str) -> ParseFailure | None:
+    tree = python_tree(text)
+    return tree if isinstance(tree, ParseFailure) else None
+
+
+def _json(text: str) -> ParseFailure | None:
+    document = json_document(text)
+    return document if isinstance(document, ParseFailure) else None
+
+
+def _sql(text: str) -> ParseFailure | None:
+    statements = sql_statements(text)
+    return statements if isinstance(statements, ParseFailure) else None
+
+
+def _toml(text: str) -> ParseFailure | None:
+    try:
+        tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        message = str(exc)
+        at = _TOML_AT.search(message)
+        if at is None:
+            return ParseFailure(message)
+        return ParseFailure(message[: at.start()], int(at.group(1)), int(at.group(2)))
+    except RecursionError:
+        return ParseFailure("nesting too deep to parse")
+    return None
+
+
+def _xml(text: str) -> ParseFailure | None:
+    # Expat fetches nothing: no external entity handler is set, and its amplification
+    # limits stop an entity bomb.
+    parser = expat.ParserCreate()
+    try:
+        parser.Parse(text, True)
+    except expat.ExpatError as exc:
+        return ParseFailure(expat.ErrorString(exc.code), exc.lineno, exc.offset + 1)
+    return None
+
+
+def _yaml(text: str) -> ParseFailure | None:
+    from workers.evaluate.code.yaml_docs import yaml_failure
+
+    return yaml_failure(text)
+
+
+def _grammar(grammar: Grammar) -> Callable[[str], ParseFailure | None]:
+    return lambda text: grammar_failure(grammar, text)
+
+
+_PARSERS: dict[CodeLanguage, Callable[[str], ParseFailure | None]] = {
+    CodeLanguage.PYTHON: _python,
+    CodeLanguage.JSON: _json,
+    CodeLanguage.SQL: _sql,
+    CodeLanguage.TOML: _toml,
+    CodeLanguage.XML: _xml,
+    CodeLanguage.YAML: _yaml,
+    CodeLanguage.JAVASCRIPT: _grammar(Grammar.JAVASCRIPT),
+    CodeLanguage.TYPESCRIPT: _grammar(Grammar.TYPESCRIPT),
+    CodeLanguage.SHELL: _grammar(Grammar.BASH),
+    CodeLanguage.HTML: _grammar(Grammar.HTML),
+    CodeLanguage.DOCKERFILE: _grammar(Grammar.DOCKERFILE),
+}
+
+
+@lru_cache(maxsize=_CACHE_SIZE)
+def syntax_error(language: CodeLanguage, text: str) -> ParseFailure | None:
+    """Where ``language``'s parser stops reading ``text``, or None when it reads it all."""
+    try:
+        return _PARSERS[language](text)
+    except RecursionError:
+        return ParseFailure("nesting too deep to parse")
+
+
+#: Dialects a fenced SQL block may be written in, tried only after the default one fails.
+SQL_DIALECTS = ("postgres", "mysql", "sqlite", "tsql", "bigquery", "snowflake", "duckdb")
+
+
+def parses_in_sql_dialect(text: str) -> str | None:
+    """The first of ``SQL_DIALECTS`` that parses ``text`` cleanly, or None."""
+    import sqlglot
+
+    for dialect in SQL_DIALECTS:
+        try:
+            parsed = sqlglot.parse(text, read=dialect, error_level=sqlglot.ErrorLevel.RAISE)
+        except Exception:
+            continue
+        if any(statement is not None for statement in parsed):
+            return dialect
+    return None
+
+
+def parses_as_tsx(text: str) -> bool:
+    """Whether TypeScript's JSX grammar reads ``text`` (a ``.tsx`` block tagged ``ts``)."""
+    return grammar_failure(Grammar.TSX, text) is None
