@@ -94,9 +94,9 @@ def read_block(block: FencedBlock) -> BlockReading:
     failure = syntax_error(language, leniency.neutralised(language, body)) or syntax_error(
         language, body
     )
-    if leniency.is_template(language, body):
+    if leniency.is_template_error(language, body, failure.line if failure else None):
         return BlockReading(block, BlockStatus.UNCHECKED, "a template: parsed once filled in")
-    elided = leniency.elided_lines(body)
+    elided = leniency.elided_lines(language, body)
     if elided and (failure is None or failure.line is None or failure.line >= elided[0]):
         return BlockReading(
             block, BlockStatus.UNCHECKED, f"code elided on line {elided[0]}: the rest is partial"

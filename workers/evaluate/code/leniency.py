@@ -26,12 +26,23 @@ _DIFF_HEADER = re.compile(r"^(?:@@ |diff --git |\+\+\+ |--- a/)", re.M)
 _DIFF_LINE = re.compile(r"^[+\- ]|^$")
 #: ``...`` or ``…`` standing for code, not JavaScript's spread (``...args``) or a range (``a...b``).
 _INLINE_ELISION = re.compile(r"(?<![\w.\])])(?:\.{3}|…)(?![\w.$\[{(\"'`])")
+#: Languages in which a bare ``...`` is not code of their own (Python's Ellipsis, YAML's
+#: document end, a shell word and markup text are).
+_ELLIPSIS_FOREIGN = frozenset({_L.JSON, _L.JAVASCRIPT, _L.TYPESCRIPT, _L.SQL, _L.TOML})
+#: A whole-line comment that says no more than that code was left out: ``# ...``,
+#: ``// rest unchanged``, ``/* ... more methods ... */``, ``<!-- snip -->``.
 _ELISION_COMMENT = re.compile(
-    r"(?:#|//|--|/\*|<!--|;)\s*(?:\.{2,}|…|.*\b(?:rest of|remaining|unchanged|omitted|elided|"
-    r"snip|existing code|more code|same as (?:before|above)|and so on|your code)\b)",
-    re.I,
+    r"^[ \t]*(?:#|//|--|/\*|<!--|;)(?=.*?(?:\.{3}|…|[a-z]{3}))[ \t]*(?:\.{3}|…)?[ \t]*"
+    r"(?:(?:the )?rest(?: of (?:the )?(?:code|file|class|function|method|implementation|config))?"
+    r"(?: (?:is )?(?:unchanged|omitted|elided|as before|the same|stays the same))?"
+    r"|(?:more|other|remaining|existing|your) (?:code|lines|methods|fields|tests|logic|config)"
+    r"(?: here| omitted| unchanged| goes here)?"
+    r"|(?:code|lines?) (?:omitted|elided|removed for brevity)|snip(?:ped)?|etc\.?|and so on)?"
+    r"[ \t]*(?:\.{3}|…)?[ \t]*(?:\*/|-->)?[ \t]*$",
+    re.I | re.M,
 )
-_TEMPLATE = re.compile(r"\{\{.*?\}\}|\{%.*?%\}|\{#.*?#\}|<%.*?%>", re.S)
+_TEMPLATE = re.compile(r"\{\{.*?\}\}|\{%.*?%\}|\{#.*?#\}|<%.*?%>")
+_OWN_BRACES = frozenset({_L.PYTHON, _L.JAVASCRIPT, _L.TYPESCRIPT})
 _DOLLAR_BRACE = re.compile(r"\$\{[^}\n]*\}")
 #: Languages in which ``${NAME}`` is their own syntax, not a template's.
 _OWN_DOLLAR_BRACE = frozenset({_L.SHELL, _L.JAVASCRIPT, _L.TYPESCRIPT, _L.DOCKERFILE, _L.YAML})
@@ -44,8 +55,12 @@ _JSON_COMMENT = re.compile(r'"(?:\\.|[^"\\\n])*"|//[^\n]*|/\*.*?\*/', re.S)
 
 
 def is_console_session(body: str) -> bool:
-    """Whether the block shows prompts (``$ ``, ``>>> ``, ``In [1]:``) and what they printed."""
-    return _PROMPT.search(body) is not None
+    """Whether the block opens with a prompt (``$ ``, ``>>> ``, ``In [1]:``): a session shown."""
+    lines = (
+        line for line in body.split("\n") if line.strip() and not line.lstrip().startswith("#")
+    )
+    first = next(lines, "")
+    return _PROMPT.match(first) is not None
 
 
 def is_diff(body: str) -> bool:
@@ -58,19 +73,38 @@ def is_diff(body: str) -> bool:
     return added and removed and all(_DIFF_LINE.match(line) for line in lines)
 
 
-def is_template(language: CodeLanguage, body: str) -> bool:
-    """Whether a template fills the block in (Jinja, Go, ERB; ``${VAR}`` where it is foreign)."""
-    if _TEMPLATE.search(body):
-        return True
-    return language not in _OWN_DOLLAR_BRACE and _DOLLAR_BRACE.search(body) is not None
-
-
-def elided_lines(body: str) -> list[int]:
-    """The 1-based lines on which the writer left code out, in order."""
+def template_lines(language: CodeLanguage, body: str) -> list[int]:
+    """The 1-based lines a template marks: ``{{ }}``, ``{% %}``, ``<% %>``, a foreign ``${VAR}``."""
+    dollar = language not in _OWN_DOLLAR_BRACE
     return [
         number
         for number, line in enumerate(body.split("\n"), 1)
-        if _ELISION_COMMENT.search(line) or _INLINE_ELISION.search(line)
+        if _TEMPLATE.search(line) or (dollar and _DOLLAR_BRACE.search(line))
+    ]
+
+
+def is_template_error(language: CodeLanguage, body: str, line: int | None) -> bool:
+    """Whether a parse error at ``line`` may be a template's doing, not the code's.
+
+    In Python, JavaScript and TypeScript ``{{`` is code (a format string's brace, a nested
+    object, JSX): only an error on a marked line is the template's. Elsewhere an error at
+    or after the first marked line may be (a Helm chart's ``{{- if }}`` shifts what follows).
+    """
+    marked = template_lines(language, body)
+    if not marked:
+        return False
+    if language in _OWN_BRACES:
+        return line in marked
+    return line is None or line >= marked[0]
+
+
+def elided_lines(language: CodeLanguage, body: str) -> list[int]:
+    """The 1-based lines on which the writer left code out, in order."""
+    inline = language in _ELLIPSIS_FOREIGN
+    return [
+        number
+        for number, line in enumerate(body.split("\n"), 1)
+        if _ELISION_COMMENT.match(line) or (inline and _INLINE_ELISION.search(line))
     ]
 
 
@@ -79,7 +113,9 @@ def neutralised(language: CodeLanguage, body: str) -> str:
 
     Every line keeps its number, so a parser's position still points into the block.
     """
-    text = _INLINE_ELISION.sub(_STAND_IN.get(language, "_"), body)
+    text = body
+    if language in _ELLIPSIS_FOREIGN:
+        text = _INLINE_ELISION.sub(_STAND_IN.get(language, "_"), text)
     if language in _PLACEHOLDER_LANGUAGES:
         text = _PLACEHOLDER.sub(_STAND_IN.get(language, "_"), text)
     if language is _L.PYTHON:

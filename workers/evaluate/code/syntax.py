@@ -3,7 +3,8 @@
 The standard library parses Python, JSON, TOML and XML; sqlglot parses SQL (the Floor's
 own parser); PyYAML reads every document of a YAML stream (composing, never
 constructing, so no tag and no alias is ever acted on); tree-sitter's grammars read the
-rest (``grammars``). Each heavy parser is imported the first time a text needs it.
+rest (``grammars``), a shell script's rejection confirmed by ``bash -n`` (``bash``).
+Each heavy parser is imported the first time a text needs it.
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ from functools import lru_cache
 from xml.parsers import expat
 
 from schemas.code import CodeLanguage
+from workers.evaluate.code.bash import bash_failure
 from workers.evaluate.code.grammars import Grammar, grammar_failure
 from workers.evaluate.parsed import ParseFailure, json_document, python_tree, sql_statements
 
@@ -68,6 +70,16 @@ def _yaml(text: str) -> ParseFailure | None:
     return yaml_failure(text)
 
 
+def _shell(text: str) -> ParseFailure | None:
+    read = grammar_failure(Grammar.BASH, text)
+    if read is None:
+        return None
+    refused = bash_failure(text)
+    if refused is None or refused.line != read.line:
+        return refused
+    return ParseFailure(refused.message, refused.line, read.column)
+
+
 def _grammar(grammar: Grammar) -> Callable[[str], ParseFailure | None]:
     return lambda text: grammar_failure(grammar, text)
 
@@ -81,7 +93,7 @@ _PARSERS: dict[CodeLanguage, Callable[[str], ParseFailure | None]] = {
     CodeLanguage.YAML: _yaml,
     CodeLanguage.JAVASCRIPT: _grammar(Grammar.JAVASCRIPT),
     CodeLanguage.TYPESCRIPT: _grammar(Grammar.TYPESCRIPT),
-    CodeLanguage.SHELL: _grammar(Grammar.BASH),
+    CodeLanguage.SHELL: _shell,
     CodeLanguage.HTML: _grammar(Grammar.HTML),
     CodeLanguage.DOCKERFILE: _grammar(Grammar.DOCKERFILE),
 }
