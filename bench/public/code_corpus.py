@@ -25,6 +25,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
+from bench.public.archives import cache_dir
 from bench.public.heldout import Half, half_of, is_held_out, sample_rank
 from schemas.code import CodeLanguage
 
@@ -68,6 +69,8 @@ def roots() -> list[Path]:
     found = [Path(sysconfig.get_paths()["purelib"])]
     found += [Path(p) for p in ("/usr/lib", "/usr/share", "/etc")]
     found += [Path.home() / ".pyenv" / "versions", *map(Path, _SCRIPT_DIRS)]
+    # The TypeScript compiler's own declaration files, where the bench installed it.
+    found.append(cache_dir() / "node" / "node_modules" / "typescript" / "lib")
     return [p for p in found if p.is_dir()]
 
 

@@ -118,7 +118,7 @@ def sql_statements(content: str) -> tuple[exp.Expr, ...] | ParseFailure:
     statements = tuple(s for s in parsed if s is not None)
     if not statements:
         return ParseFailure("no SQL statement found")
-    return _dangling_end(tokens) or statements
+    return _dangling_end(tokens) or _stray_comma(tokens) or statements
 
 
 def _sql_failure(exc: sqlglot.errors.ParseError) -> ParseFailure:
@@ -170,6 +170,37 @@ def _dangling_end(tokens: list[Token]) -> ParseFailure | None:
             last = None
         else:
             last = token
+    return None
+
+
+#: Tokens a comma cannot stand before: a list ends, or a clause begins, after its last item.
+_AFTER_NO_COMMA = frozenset(
+    {
+        TokenType.FROM,
+        TokenType.R_PAREN,
+        TokenType.WHERE,
+        TokenType.GROUP_BY,
+        TokenType.ORDER_BY,
+        TokenType.SEMICOLON,
+    }
+)
+
+
+def _stray_comma(tokens: list[Token]) -> ParseFailure | None:
+    """A comma after a list's last item (``SELECT a, FROM t``), else None.
+
+    sqlglot's default dialect reads it, as BigQuery, DuckDB and Snowflake do; PostgreSQL,
+    MySQL, SQLite and SQL Server refuse it, and a model that leaves one has dropped an item
+    or misplaced a clause.
+    """
+    for comma, after in zip(tokens, [*tokens[1:], None], strict=True):
+        if comma.token_type is TokenType.COMMA and (
+            after is None or after.token_type in _AFTER_NO_COMMA
+        ):
+            shown = "the end" if after is None else repr(after.text)
+            return ParseFailure(
+                f"a comma before {shown}: the list ends on it", comma.line, comma.col
+            )
     return None
 
 

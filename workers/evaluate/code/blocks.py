@@ -137,4 +137,6 @@ def _other_dialect(language: CodeLanguage, text: str) -> str | None:
         lines = leniency.json_lines(text)
         if len(lines) > 1 and all(syntax_error(language, line) is None for line in lines):
             return "read as JSON Lines"
+        if leniency.json_sequence(text):
+            return "read as a sequence of JSON documents"
     return None

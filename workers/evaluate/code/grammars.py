@@ -56,8 +56,11 @@ def _language(grammar: Grammar) -> Language:
         return _LOADED[grammar]
 
 
-def grammar_failure(grammar: Grammar, text: str) -> ParseFailure | None:
-    """The first thing ``grammar`` could not read in ``text``, or None when it read it all."""
+def grammar_failure(grammar: Grammar, text: str, shown: str | None = None) -> ParseFailure | None:
+    """The first thing ``grammar`` could not read in ``text``, or None when it read it all.
+
+    ``shown``: the text the message quotes, when ``text`` was blanked in places first.
+    """
     from tree_sitter import Parser
 
     source = text.encode("utf-8", errors="surrogatepass")
@@ -68,6 +71,8 @@ def grammar_failure(grammar: Grammar, text: str) -> ParseFailure | None:
     if bad is None:
         return ParseFailure("the parser could not read the code")
     row, byte_column = bad.start_point
+    if shown is not None:
+        source = shown.encode("utf-8", errors="surrogatepass")
     lines = source.split(b"\n")
     column = (
         len(lines[row][:byte_column].decode("utf-8", errors="replace")) + 1

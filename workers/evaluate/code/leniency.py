@@ -9,6 +9,7 @@ finding. Each helper here is a plain function of a block's text.
 
 from __future__ import annotations
 
+import json
 import re
 import textwrap
 from collections.abc import Iterator
@@ -41,6 +42,11 @@ _ELISION_COMMENT = re.compile(
     r"[ \t]*(?:\.{3}|…)?[ \t]*(?:\*/|-->)?[ \t]*$",
     re.I | re.M,
 )
+_RESULT = re.compile(r"^[ \t]*(?:(?://|#)[ \t]*)?=>(?:[ \t]|$)")
+#: A comment standing where an expression belongs: ``if (/* condition */)``.
+_COMMENT_AS_CODE = re.compile(r"\([ \t]*/\*[^*\n]*\*/[ \t]*\)")
+#: A comment-only line: in Python it may stand for a block's body.
+_COMMENT_LINE = re.compile(r"^([ \t]*)#.*$", re.M)
 _TEMPLATE = re.compile(r"\{\{.*?\}\}|\{%.*?%\}|\{#.*?#\}|<%.*?%>")
 _OWN_BRACES = frozenset({_L.PYTHON, _L.JAVASCRIPT, _L.TYPESCRIPT})
 _DOLLAR_BRACE = re.compile(r"\$\{[^}\n]*\}")
@@ -99,13 +105,20 @@ def is_template_error(language: CodeLanguage, body: str, line: int | None) -> bo
 
 
 def elided_lines(language: CodeLanguage, body: str) -> list[int]:
-    """The 1-based lines on which the writer left code out, in order."""
+    """The 1-based lines on which the writer left code out, or showed its result, in order.
+
+    A line that opens with ``=>`` (``// =>``, ``# =>``) shows what the line above returns,
+    as documentation writes it: what follows is output, and a parser reads the ``=>`` as
+    part of the line above (an arrow function), so that line counts too.
+    """
     inline = language in _ELLIPSIS_FOREIGN
-    return [
-        number
-        for number, line in enumerate(body.split("\n"), 1)
-        if _ELISION_COMMENT.match(line) or (inline and _INLINE_ELISION.search(line))
-    ]
+    found: list[int] = []
+    for number, line in enumerate(body.split("\n"), 1):
+        if _RESULT.match(line):
+            found.extend((number - 1, number) if number > 1 else (number,))
+        elif _ELISION_COMMENT.match(line) or (inline and _INLINE_ELISION.search(line)):
+            found.append(number)
+    return sorted(set(found))
 
 
 def neutralised(language: CodeLanguage, body: str) -> str:
@@ -120,6 +133,8 @@ def neutralised(language: CodeLanguage, body: str) -> str:
         text = _PLACEHOLDER.sub(_STAND_IN.get(language, "_"), text)
     if language is _L.PYTHON:
         text = _MAGIC.sub(r"\1pass  #", text)
+    if language in (_L.JAVASCRIPT, _L.TYPESCRIPT):
+        text = _COMMENT_AS_CODE.sub(lambda m: "(_" + " " * (len(m.group(0)) - 3) + ")", text)
     if language is _L.JSON:
         text = _JSON_COMMENT.sub(_keep_strings_blank_comments, text)
     return text
@@ -140,6 +155,7 @@ def fragment_readings(language: CodeLanguage, text: str) -> Iterator[tuple[str, 
     """
     if language is _L.PYTHON:
         yield textwrap.dedent(text), "an indented fragment, dedented"
+        yield _COMMENT_LINE.sub(r"\1pass", textwrap.dedent(text)), "comments standing for bodies"
     elif language is _L.JSON:
         yield "{" + text + "\n}", "object members"
         yield "[" + text + "\n]", "array items"
@@ -149,6 +165,21 @@ def fragment_readings(language: CodeLanguage, text: str) -> Iterator[tuple[str, 
         yield "async function* _() {" + text + "\n}", "a function body"
     elif language is _L.XML and not text.lstrip().startswith("<?xml"):
         yield "<_>" + text + "\n</_>", "elements without one root"
+
+
+def json_sequence(text: str) -> bool:
+    """Whether ``text`` is two or more whole JSON documents one after another."""
+    decoder, at, count = json.JSONDecoder(), 0, 0
+    while True:
+        while at < len(text) and text[at].isspace():
+            at += 1
+        if at >= len(text):
+            return count > 1
+        try:
+            _, at = decoder.raw_decode(text, at)
+        except (ValueError, RecursionError):
+            return False
+        count += 1
 
 
 def json_lines(text: str) -> list[str]:

@@ -80,6 +80,28 @@ def _shell(text: str) -> ParseFailure | None:
     return ParseFailure(refused.message, refused.line, read.column)
 
 
+_XML_DECLARATION = re.compile(r"\A\s*<\?xml[^>]*\?>")
+#: Text characters HTML allows bare: ``>``, and ``&`` that starts no character reference.
+_BARE = re.compile(r">|&(?![A-Za-z][A-Za-z0-9]*;?|#)")
+_MARKUP = re.compile(r"<(?:!--.*?-->|[A-Za-z/!?](?:\"[^\"]*\"|'[^']*'|[^'\">])*>?)", re.S)
+
+
+def _html(text: str) -> ParseFailure | None:
+    """HTML as a browser reads it: a bare ``>`` or ``&`` in text and XHTML's declaration are fine.
+
+    tree-sitter-html takes both for errors; each is blanked out, one character for one, so
+    a position still points at the same place.
+    """
+    text = _XML_DECLARATION.sub(lambda m: re.sub(r"[^\n]", " ", m.group(0)), text)
+    pieces, at = [], 0
+    for tag in _MARKUP.finditer(text):
+        pieces.append(_BARE.sub(" ", text[at : tag.start()]))
+        pieces.append(tag.group(0))
+        at = tag.end()
+    pieces.append(_BARE.sub(" ", text[at:]))
+    return grammar_failure(Grammar.HTML, "".join(pieces), shown=text)
+
+
 def _grammar(grammar: Grammar) -> Callable[[str], ParseFailure | None]:
     return lambda text: grammar_failure(grammar, text)
 
@@ -94,7 +116,7 @@ _PARSERS: dict[CodeLanguage, Callable[[str], ParseFailure | None]] = {
     CodeLanguage.JAVASCRIPT: _grammar(Grammar.JAVASCRIPT),
     CodeLanguage.TYPESCRIPT: _grammar(Grammar.TYPESCRIPT),
     CodeLanguage.SHELL: _shell,
-    CodeLanguage.HTML: _grammar(Grammar.HTML),
+    CodeLanguage.HTML: _html,
     CodeLanguage.DOCKERFILE: _grammar(Grammar.DOCKERFILE),
 }
 
