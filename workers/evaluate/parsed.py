@@ -100,12 +100,13 @@ def json_document(content: str) -> Any:
 
 
 @lru_cache(maxsize=_CACHE_SIZE)
-def sql_statements(content: str) -> tuple[exp.Expr, ...] | ParseFailure:
+def sql_statements(content: str, dialect: str | None = None) -> tuple[exp.Expr, ...] | ParseFailure:
     """The statements, parsed strictly (any error is a failure), or a ``ParseFailure``."""
     try:
         # Tokenize once: the parser and the cut-off check read the same tokens.
-        tokens = _DIALECT.tokenize(content)
-        parsed = _DIALECT.parser(error_level=sqlglot.ErrorLevel.RAISE).parse(tokens, content)
+        reader = _DIALECT if dialect is None else Dialect.get_or_raise(dialect)
+        tokens = reader.tokenize(content)
+        parsed = reader.parser(error_level=sqlglot.ErrorLevel.RAISE).parse(tokens, content)
     except sqlglot.errors.ParseError as exc:
         return _sql_failure(exc)
     except sqlglot.errors.SqlglotError as exc:

@@ -97,11 +97,22 @@ def read_block(block: FencedBlock) -> BlockReading:
     if leniency.is_template_error(language, body, failure.line if failure else None):
         return BlockReading(block, BlockStatus.UNCHECKED, "a template: parsed once filled in")
     elided = leniency.elided_lines(language, body)
-    if elided and (failure is None or failure.line is None or failure.line >= elided[0]):
+    if elided and (
+        failure is None
+        or failure.line is None
+        or failure.line >= elided[0]
+        or _parses_closed(language, leniency.neutralised(language, body))
+    ):
         return BlockReading(
             block, BlockStatus.UNCHECKED, f"code elided on line {elided[0]}: the rest is partial"
         )
     return BlockReading(block, BlockStatus.SYNTAX_ERROR, failure=failure)
+
+
+def _parses_closed(language: CodeLanguage, text: str) -> bool:
+    """Whether the code up to an elision parses once the brackets it left open are closed."""
+    completed = leniency.closed(text)
+    return completed is not None and syntax_error(language, completed) is None
 
 
 def _not_code(language: CodeLanguage, body: str) -> str:

@@ -69,7 +69,7 @@ def grammar_failure(grammar: Grammar, text: str, shown: str | None = None) -> Pa
         return None
     bad = _first_error(root)
     if bad is None:
-        return ParseFailure("the parser could not read the code")
+        return None
     row, byte_column = bad.start_point
     if shown is not None:
         source = shown.encode("utf-8", errors="surrogatepass")
@@ -83,12 +83,17 @@ def grammar_failure(grammar: Grammar, text: str, shown: str | None = None) -> Pa
 
 
 def _first_error(root: Node) -> Node | None:
-    """The first ERROR or MISSING node in document order, descending only where errors are."""
-    node: Node | None = root
-    while node is not None:
-        if node.is_error or node.is_missing:
+    """The first ERROR or MISSING node in document order, descending only where errors are.
+
+    An implicit end tag (HTML's ``</p>`` or ``</li>`` left out, or every element still open
+    at the end of the document) is HTML's own syntax, not a missing token.
+    """
+    stack = [root]
+    while stack:
+        node = stack.pop()
+        if node.is_error or (node.is_missing and not node.type.startswith("_implicit")):
             return node
-        node = next((child for child in node.children if child.has_error), None)
+        stack.extend(reversed([child for child in node.children if child.has_error]))
     return None
 
 

@@ -161,10 +161,33 @@ def fragment_readings(language: CodeLanguage, text: str) -> Iterator[tuple[str, 
         yield "[" + text + "\n]", "array items"
     elif language in (_L.JAVASCRIPT, _L.TYPESCRIPT):
         yield "(" + text + "\n)", "an expression"
+        yield "({" + text + "\n})", "object members"
         yield "class _ {" + text + "\n}", "class members"
         yield "async function* _() {" + text + "\n}", "a function body"
     elif language is _L.XML and not text.lstrip().startswith("<?xml"):
         yield "<_>" + text + "\n</_>", "elements without one root"
+
+
+_SKIPPED = re.compile(
+    r"\"(?:\\.|[^\"\\\n])*\"|'(?:\\.|[^'\\\n])*'|//[^\n]*|/\*.*?\*/|#[^\n]*", re.S
+)
+_PAIRS = {"(": ")", "[": "]", "{": "}"}
+
+
+def closed(text: str) -> str | None:
+    """``text`` with the brackets an elision left open closed after it; None if none are open.
+
+    Strings and comments are skipped; a closing bracket that matches nothing means the text
+    is not merely cut short, so nothing is closed.
+    """
+    stack: list[str] = []
+    for char in _SKIPPED.sub(" ", text):
+        if char in _PAIRS:
+            stack.append(_PAIRS[char])
+        elif char in ")]}":
+            if not stack or stack.pop() != char:
+                return None
+    return text.rstrip() + "\n" + "".join(reversed(stack)) + "\n" if stack else None
 
 
 def json_sequence(text: str) -> bool:

@@ -102,6 +102,28 @@ def _html(text: str) -> ParseFailure | None:
     return grammar_failure(Grammar.HTML, "".join(pieces), shown=text)
 
 
+_DIRECTIVE = re.compile(r"^///[ \t]*<reference\b[^\n]*$", re.M)
+_WELL_FORMED_DIRECTIVE = re.compile(
+    r'^///[ \t]*<reference(?:[ \t]+[a-z-]+[ \t]*=[ \t]*"[^"\n]*")+[ \t]*/>[ \t]*$'
+)
+
+
+def _typescript(text: str) -> ParseFailure | None:
+    """TypeScript, with the compiler's triple-slash directives (``/// <reference ... />``).
+
+    tree-sitter reads a directive as a comment; the compiler parses it, and refuses one
+    that is not well formed (error TS1084).
+    """
+    failure = grammar_failure(Grammar.TYPESCRIPT, text)
+    if failure is not None:
+        return failure
+    for directive in _DIRECTIVE.finditer(text):
+        if not _WELL_FORMED_DIRECTIVE.match(directive.group(0)):
+            line = text.count("\n", 0, directive.start()) + 1
+            return ParseFailure("invalid 'reference' directive syntax", line, 1)
+    return None
+
+
 def _grammar(grammar: Grammar) -> Callable[[str], ParseFailure | None]:
     return lambda text: grammar_failure(grammar, text)
 
@@ -114,7 +136,7 @@ _PARSERS: dict[CodeLanguage, Callable[[str], ParseFailure | None]] = {
     CodeLanguage.XML: _xml,
     CodeLanguage.YAML: _yaml,
     CodeLanguage.JAVASCRIPT: _grammar(Grammar.JAVASCRIPT),
-    CodeLanguage.TYPESCRIPT: _grammar(Grammar.TYPESCRIPT),
+    CodeLanguage.TYPESCRIPT: _typescript,
     CodeLanguage.SHELL: _shell,
     CodeLanguage.HTML: _html,
     CodeLanguage.DOCKERFILE: _grammar(Grammar.DOCKERFILE),
@@ -135,15 +157,9 @@ SQL_DIALECTS = ("postgres", "mysql", "sqlite", "tsql", "bigquery", "snowflake", 
 
 
 def parses_in_sql_dialect(text: str) -> str | None:
-    """The first of ``SQL_DIALECTS`` that parses ``text`` cleanly, or None."""
-    import sqlglot
-
+    """The first of ``SQL_DIALECTS`` that reads ``text`` as the Floor reads SQL, or None."""
     for dialect in SQL_DIALECTS:
-        try:
-            parsed = sqlglot.parse(text, read=dialect, error_level=sqlglot.ErrorLevel.RAISE)
-        except Exception:
-            continue
-        if any(statement is not None for statement in parsed):
+        if not isinstance(sql_statements(text, dialect), ParseFailure):
             return dialect
     return None
 
