@@ -19,7 +19,9 @@ from workers.evaluate.code.blocks import read_blocks
 from workers.evaluate.code.fences import fenced_blocks
 
 
-def _request(content: str, *, kind: str = "markdown", contract: dict[str, object] | None = None):
+def _request(
+    content: str, *, kind: str = "markdown", contract: dict[str, object] | None = None
+) -> ReviewRequest:
     raw: dict[str, object] = {
         "dag_id": "d",
         "node_id": "n",
