@@ -112,13 +112,29 @@ def elided_lines(language: CodeLanguage, body: str) -> list[int]:
     part of the line above (an arrow function), so that line counts too.
     """
     inline = language in _ELLIPSIS_FOREIGN
+    code = _code_only(language, body).split("\n") if inline else []
     found: list[int] = []
     for number, line in enumerate(body.split("\n"), 1):
         if _RESULT.match(line):
             found.extend((number - 1, number) if number > 1 else (number,))
-        elif _ELISION_COMMENT.match(line) or (inline and _INLINE_ELISION.search(line)):
+        elif _ELISION_COMMENT.match(line) or (inline and _INLINE_ELISION.search(code[number - 1])):
             found.append(number)
     return sorted(set(found))
+
+
+_STRINGS_AND_COMMENTS = {
+    _L.SQL: re.compile(r"'(?:''|[^'])*'|\"[^\"]*\"|--[^\n]*|/\*.*?\*/", re.S),
+    _L.TOML: re.compile(r"\"(?:\\.|[^\"\\\n])*\"|'[^'\n]*'|#[^\n]*"),
+}
+_C_LIKE = re.compile(
+    r"\"(?:\\.|[^\"\\\n])*\"|'(?:\\.|[^'\\\n])*'|`(?:\\.|[^`\\])*`|//[^\n]*|/\*.*?\*/", re.S
+)
+
+
+def _code_only(language: CodeLanguage, body: str) -> str:
+    """``body`` with its strings and comments blanked, newlines kept: where ``...`` is code."""
+    pattern = _STRINGS_AND_COMMENTS.get(language, _C_LIKE)
+    return pattern.sub(lambda m: re.sub(r"[^\n]", " ", m.group(0)), body)
 
 
 def neutralised(language: CodeLanguage, body: str) -> str:
@@ -150,22 +166,24 @@ def _keep_strings_blank_comments(match: re.Match[str]) -> str:
 def fragment_readings(language: CodeLanguage, text: str) -> Iterator[tuple[str, str]]:
     """``text`` as the fragments an editor would read it as: (wrapped text, how).
 
-    Each wrapping opens on the block's first line and closes after its last, so line
-    numbers are unchanged.
+    Each wrapping opens and closes on lines of its own: a reading only says whether the
+    code parses (a failure's position comes from the block as written), and an opener on
+    the code's first line would hide what a parser reads only there (a TypeScript
+    ``/// <reference>`` directive).
     """
     if language is _L.PYTHON:
         yield textwrap.dedent(text), "an indented fragment, dedented"
         yield _COMMENT_LINE.sub(r"\1pass", textwrap.dedent(text)), "comments standing for bodies"
     elif language is _L.JSON:
-        yield "{" + text + "\n}", "object members"
-        yield "[" + text + "\n]", "array items"
+        yield "{\n" + text + "\n}", "object members"
+        yield "[\n" + text + "\n]", "array items"
     elif language in (_L.JAVASCRIPT, _L.TYPESCRIPT):
-        yield "(" + text + "\n)", "an expression"
-        yield "({" + text + "\n})", "object members"
-        yield "class _ {" + text + "\n}", "class members"
-        yield "async function* _() {" + text + "\n}", "a function body"
+        yield "(\n" + text + "\n)", "an expression"
+        yield "({\n" + text + "\n})", "object members"
+        yield "class _ {\n" + text + "\n}", "class members"
+        yield "async function* _() {\n" + text + "\n}", "a function body"
     elif language is _L.XML and not text.lstrip().startswith("<?xml"):
-        yield "<_>" + text + "\n</_>", "elements without one root"
+        yield "<_>\n" + text + "\n</_>", "elements without one root"
 
 
 _SKIPPED = re.compile(

@@ -104,17 +104,17 @@ def _html(text: str) -> ParseFailure | None:
 
 _DIRECTIVE = re.compile(r"^///[ \t]*<reference\b[^\n]*$", re.M)
 _WELL_FORMED_DIRECTIVE = re.compile(
-    r'^///[ \t]*<reference(?:[ \t]+[a-z-]+[ \t]*=[ \t]*"[^"\n]*")+[ \t]*/>[ \t]*$'
+    r"^///[ \t]*<reference(?:[ \t]+[a-z-]+[ \t]*=[ \t]*(?:\"[^\"\n]*\"|'[^'\n]*'))+[ \t]*/>[ \t]*$"
 )
 
 
-def _typescript(text: str) -> ParseFailure | None:
+def _typescript(text: str, grammar: Grammar = Grammar.TYPESCRIPT) -> ParseFailure | None:
     """TypeScript, with the compiler's triple-slash directives (``/// <reference ... />``).
 
     tree-sitter reads a directive as a comment; the compiler parses it, and refuses one
     that is not well formed (error TS1084).
     """
-    failure = grammar_failure(Grammar.TYPESCRIPT, text)
+    failure = grammar_failure(grammar, text)
     if failure is not None:
         return failure
     for directive in _DIRECTIVE.finditer(text):
@@ -166,4 +166,4 @@ def parses_in_sql_dialect(text: str) -> str | None:
 
 def parses_as_tsx(text: str) -> bool:
     """Whether TypeScript's JSX grammar reads ``text`` (a ``.tsx`` block tagged ``ts``)."""
-    return grammar_failure(Grammar.TSX, text) is None
+    return _typescript(text, Grammar.TSX) is None
