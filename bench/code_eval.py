@@ -177,7 +177,7 @@ def measure_docs(show: list[str]) -> dict[str, Any]:
                         f"  doc block flagged: {document.item_id} {reading.describe()[:220]}"
                     )
             elif reading.status is BlockStatus.UNCHECKED:
-                half["unchecked"][reading.note.split(":")[0]] += 1
+                half["unchecked"][re.sub(r" on line \d+", "", reading.note.split(":")[0])] += 1
             elif reading.note:
                 half["readings"][reading.note] += 1
     return {"left_out": counts, **{k: _plain(v) for k, v in halves.items()}}

@@ -1,4 +1,4 @@
-"""Write docs/code.md's measured figures from ``bench/results/code_eval.json`` and ``code_latency.json``.
+"""Write docs/code.md's measured figures from the code benches' results (``bench/results``).
 
 Run: ``python -m bench.code_figures [--check]``.
 
@@ -90,9 +90,11 @@ def _latency(latency: dict[str, Any]) -> list[str]:
         "| outputs | n | p95 before (ms) | p95 after (ms) | ratio | median before | median after |",
         "|---|---|---|---|---|---|---|",
     ]
-    for group, row in latency.items():
-        if not isinstance(row, dict):
-            continue
+    groups = sorted(
+        (k for k, v in latency.items() if isinstance(v, dict)), key=lambda k: k != "no_code"
+    )
+    for group in groups:
+        row = latency[group]
         label = "markdown without code" if group == "no_code" else f"markdown with {group}"
         lines.append(
             f"| {label} | {row['outputs']} | {row['base_p95_ms']} | {row['candidate_p95_ms']} |"

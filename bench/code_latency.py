@@ -5,9 +5,9 @@ Run: ``python -m bench.code_latency [--base 395e547] [--rounds 5] [--per-languag
 Two worker processes run ``run_stage1`` in process on the same requests, round after
 round, taking turns (the order flips every round): one imports the engine as it was at
 ``--base`` (``git archive`` of ``schemas/`` and ``workers/`` into a temporary directory),
-the other this tree. Each request's content carries the round's number in a trailing
-HTML comment, so no parse cache carries over from one round to the next. The first round
-warms both up and is not counted.
+the other this tree. Every cache of the engine (``functools.lru_cache``) is cleared before
+each review, untimed, as a review of new content finds them. The first round warms both
+up (a parser package is imported once per process) and is not counted.
 
 Outputs: the installed distributions' markdown READMEs that hold no fenced block (the
 outputs without code: the p95 must stay within +5% of the base), and, per language,
@@ -33,6 +33,7 @@ from typing import Any
 from bench.code_eval import fenced
 from bench.public import code_corpus
 from bench.public.case import make_request
+from bench.public.doc_blocks import unfenced_documents as doc_documents
 from bench.public.heldout import is_held_out
 from bench.public.pypi_readmes import BENCHMARK as README_BENCHMARK
 from bench.public.pypi_readmes import OWN, normalised
@@ -48,16 +49,22 @@ from workers.evaluate import run_stage1
 import workers
 print(json.dumps({"engine": workers.__file__}), flush=True)
 requests = json.load(open(sys.argv[1]))
+
+def clear_caches():
+    for module in list(sys.modules.values()):
+        if getattr(module, "__name__", "").startswith(("workers", "schemas")):
+            for value in list(vars(module).values()):
+                if callable(getattr(value, "cache_clear", None)):
+                    value.cache_clear()
+
 for line in sys.stdin:
-    round_number = int(line)
     times = []
     for raw in requests:
-        raw["output"]["content"] += f"\\n<!-- round {round_number} -->\\n"
         request = ReviewRequest.model_validate_json(json.dumps(raw))
+        clear_caches()
         started = time.perf_counter()
         run_stage1(request)
         times.append((time.perf_counter() - started) * 1000)
-        raw["output"]["content"] = raw["output"]["content"].rsplit("\\n<!-- round", 1)[0]
     print(json.dumps(times), flush=True)
 """
 
@@ -75,8 +82,12 @@ def base_tree(commit: str, into: Path) -> Path:
 
 
 def without_code(limit: int) -> list[dict[str, Any]]:
-    """Markdown READMEs of the installed distributions that hold no fenced block."""
+    """Markdown READMEs of the installed distributions, and markdown docs, with no fence."""
     found = []
+    for document in doc_documents():
+        found.append(_request("no-code", document.item_id, document.text))
+        if len(found) >= limit // 2:
+            break
     for dist in sorted(importlib.metadata.distributions(), key=lambda d: d.metadata["Name"] or ""):
         name = normalised(dist.metadata["Name"] or "")
         if not name or name == OWN or is_held_out(README_BENCHMARK, name):

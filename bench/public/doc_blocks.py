@@ -64,6 +64,18 @@ def _text(source: Path | importlib.metadata.Distribution) -> str:
     return str(meta.get("description", ""))
 
 
+def unfenced_documents() -> Iterator[Document]:
+    """The tunable markdown files that hold no fenced block (outputs without code)."""
+    for item_id, source in sorted(
+        _document_ids().items(), key=lambda p: sample_rank(BENCHMARK, p[0])
+    ):
+        if not isinstance(source, Path) or is_held_out(BENCHMARK, item_id):
+            continue
+        text = _text(source)
+        if 200 <= len(text) <= MAX_CHARS and "```" not in text and "~~~" not in text:
+            yield Document(item_id, text, half_of(BENCHMARK, item_id))
+
+
 def documents(counts: dict[str, int]) -> Iterator[Document]:
     """Every tunable document that holds a fence, in sample order, with its half."""
     seen: set[str] = set()
