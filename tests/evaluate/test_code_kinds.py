@@ -188,3 +188,23 @@ def test_an_output_without_code_loads_no_parser_package() -> None:
     )
     assert done.returncode == 0, done.stderr
     assert json.loads(done.stdout) == []
+
+
+def test_an_alias_bomb_is_refused_before_it_is_expanded() -> None:
+    levels = ['a: &a ["lol", "lol", "lol", "lol", "lol", "lol", "lol", "lol", "lol"]']
+    for previous, name in zip("abcdefgh", "bcdefghi", strict=True):
+        levels.append(f"{name}: &{name} [" + ", ".join([f"*{previous}"] * 9) + "]")
+    bomb = "\n".join(levels) + "\n"
+    contract = OutputContract(json_schema={"type": "object"})
+    floor = check_floor(NodeOutput(kind=OutputKind.YAML, content=bomb), contract)
+    assert [v.code for v in floor.violations] == [ViolationCode.CONTRACT_UNUSABLE]
+    assert "past 200000 nodes" in floor.violations[0].message
+
+
+def test_only_the_first_hundred_blocks_of_an_output_are_parsed() -> None:
+    from schemas.code import BlockStatus
+    from workers.evaluate.code.blocks import read_blocks
+
+    readings = read_blocks("```sql\nSELECT a, FROM t\n```\n" * 150)
+    assert [r.status for r in readings[:100]] == [BlockStatus.SYNTAX_ERROR] * 100
+    assert {r.note for r in readings[100:]} == {"past the first 100 blocks"}

@@ -19,6 +19,8 @@ from workers.evaluate.code.syntax import parses_as_tsx, parses_in_sql_dialect, s
 from workers.evaluate.parsed import ParseFailure
 
 _CACHE_SIZE = 64
+#: Most blocks of one output that are parsed.
+MAX_READ_BLOCKS = 100
 
 
 @dataclass(frozen=True, slots=True)
@@ -55,7 +57,7 @@ class BlockReading:
         )
 
     def describe(self) -> str:
-        """``block 2 (python, line 14 of the output), line 3, column 5: <message>``."""
+        """``block 2 (python, output line 14), line 3, column 5: <message>``."""
         block = self.block
         where = f"block {block.index} ({block.tag or 'untagged'}, output line {block.start_line})"
         failure = self.failure
@@ -75,8 +77,18 @@ def listed_blocks(output: NodeOutput) -> tuple[CodeBlock, ...]:
 
 @lru_cache(maxsize=_CACHE_SIZE)
 def read_blocks(text: str) -> tuple[BlockReading, ...]:
-    """Every fenced block of ``text``, read; () when there is none."""
-    return tuple(read_block(block) for block in fenced_blocks(text))
+    """Every fenced block of ``text``, read; () when there is none.
+
+    Past the first ``MAX_READ_BLOCKS`` blocks none is parsed: an output of thousands of
+    tiny broken blocks must not buy thousands of parses (each failing block tries several
+    readings).
+    """
+    return tuple(
+        read_block(block)
+        if block.index <= MAX_READ_BLOCKS
+        else BlockReading(block, BlockStatus.UNCHECKED, f"past the first {MAX_READ_BLOCKS} blocks")
+        for block in fenced_blocks(text)
+    )
 
 
 def read_block(block: FencedBlock) -> BlockReading:

@@ -51,7 +51,12 @@ def _pairs(pairs: list[tuple[str, Any]]) -> _Pairs:
     found = _Pairs(pairs)
     if len(found) < len(pairs):
         seen: set[str] = set()
-        found.repeated = tuple(k for k, _ in pairs if k in seen or seen.add(k))  # type: ignore[func-returns-value]
+        repeated: list[str] = []
+        for key, _ in pairs:
+            if key in seen:
+                repeated.append(key)
+            seen.add(key)
+        found.repeated = tuple(repeated)
     return found
 
 

@@ -103,8 +103,17 @@ def _loader_class() -> type[Any]:
 
 
 def yaml_documents(text: str) -> list[Any] | ParseFailure:
-    """The stream's documents as JSON-like values, for a contract to read."""
+    """The stream's documents as JSON-like values, for a contract to read.
+
+    Aliases share what they name, so a few lines can stand for billions of nodes (an alias
+    bomb): a stream that expands past ``MAX_NODES`` is refused before it is constructed.
+    """
     yaml = _yaml()
+    roots = yaml_nodes(text)
+    if isinstance(roots, ParseFailure):
+        return roots
+    if _expanded_size(roots) > MAX_NODES:
+        return ParseFailure(f"its aliases expand it past {MAX_NODES} nodes")
     try:
         documents = list(yaml.load_all(text, Loader=_loader()))
     except yaml.YAMLError as exc:
@@ -112,6 +121,28 @@ def yaml_documents(text: str) -> list[Any] | ParseFailure:
     except RecursionError:
         return ParseFailure("nesting too deep to parse")
     return [as_json(d) for d in documents]
+
+
+def _expanded_size(roots: tuple[yaml.Node, ...]) -> int:
+    """How many nodes the stream holds once every alias is expanded, counted up to past the cap."""
+    yaml = _yaml()
+    sizes: dict[int, int] = {}
+
+    def size(node: Any, depth: int) -> int:
+        if id(node) in sizes:
+            return sizes[id(node)]
+        if depth > 500:
+            return MAX_NODES + 1
+        if isinstance(node, yaml.MappingNode):
+            inner = sum(size(k, depth + 1) + size(v, depth + 1) for k, v in node.value)
+        elif isinstance(node, yaml.SequenceNode):
+            inner = sum(size(v, depth + 1) for v in node.value)
+        else:
+            inner = 0
+        sizes[id(node)] = min(MAX_NODES + 1, 1 + inner)
+        return sizes[id(node)]
+
+    return min(MAX_NODES + 1, sum(size(root, 0) for root in roots))
 
 
 def as_json(value: Any, depth: int = 0) -> Any:

@@ -80,15 +80,17 @@ def deliverable_block_violations(content: str) -> list[Violation]:
     ][:MAX_BLOCK_VIOLATIONS]
 
 
-def contract_documents(output: NodeOutput) -> list[Any] | None:
-    """The parsed documents a schema and required keys apply to; None for other kinds."""
+def contract_documents(output: NodeOutput) -> list[Any] | ParseFailure | None:
+    """The parsed documents a schema and required keys apply to; None for other kinds.
+
+    A ``ParseFailure``: the documents parse but cannot be checked (an alias bomb).
+    """
     if output.kind is OutputKind.JSON:
         return [json_document(output.content)]
     if output.kind is OutputKind.YAML:
         from workers.evaluate.code.yaml_docs import yaml_documents
 
-        documents = yaml_documents(output.content)
-        return [] if isinstance(documents, ParseFailure) else documents
+        return yaml_documents(output.content)
     if output.kind is OutputKind.TOML:
         from workers.evaluate.code.yaml_docs import as_json
 

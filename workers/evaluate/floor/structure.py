@@ -137,6 +137,13 @@ def _length_violations(content: str, contract: OutputContract) -> list[Violation
 def _contract_violations(output: NodeOutput, contract: OutputContract) -> list[Violation]:
     found: list[Violation] = []
     documents = contract_documents(output)
+    if isinstance(documents, ParseFailure):
+        return [
+            Violation(
+                code=ViolationCode.CONTRACT_UNUSABLE,
+                message=f"the output cannot be checked against its contract: {documents.message}",
+            )
+        ]
     if documents is not None:
         for number, document in enumerate(documents, 1):
             of = f"document {number}: " if len(documents) > 1 else ""
