@@ -134,13 +134,20 @@ def sample(
         text = _read(Path(item_id.split(":", 1)[1]), counts)
         if text is None:
             continue
-        digest = hashlib.sha256(text.encode()).hexdigest()
-        if digest in digests:
-            counts["duplicate"] = counts.get("duplicate", 0) + 1
+        if not first_seen(digests, text, counts):
             continue
-        digests.add(digest)
         taken[half] += 1
         yield RealFile(item_id, language, text, half)
+
+
+def first_seen(digests: set[str], text: str, counts: dict[str, int]) -> bool:
+    """Whether no earlier item had these bytes (a repeat is counted as a duplicate)."""
+    digest = hashlib.sha256(text.encode()).hexdigest()
+    if digest in digests:
+        counts["duplicate"] = counts.get("duplicate", 0) + 1
+        return False
+    digests.add(digest)
+    return True
 
 
 def _read(path: Path, counts: dict[str, int]) -> str | None:

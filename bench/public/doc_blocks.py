@@ -14,13 +14,13 @@ read once.
 
 from __future__ import annotations
 
-import hashlib
 import importlib.metadata
 import os
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
+from bench.public.code_corpus import first_seen
 from bench.public.heldout import Half, half_of, is_held_out, sample_rank
 from bench.public.pypi_readmes import OWN, normalised
 
@@ -88,9 +88,6 @@ def documents(counts: dict[str, int]) -> Iterator[Document]:
         if not text or len(text) > MAX_CHARS or ("```" not in text and "~~~" not in text):
             counts["no fenced block"] = counts.get("no fenced block", 0) + 1
             continue
-        digest = hashlib.sha256(text.encode()).hexdigest()
-        if digest in seen:
-            counts["duplicate"] = counts.get("duplicate", 0) + 1
+        if not first_seen(seen, text, counts):
             continue
-        seen.add(digest)
         yield Document(item_id, text, half_of(BENCHMARK, item_id))
