@@ -54,7 +54,8 @@ def _docs(figures: dict[str, Any]) -> list[str]:
         return []
     lines = [
         "",
-        "Documentation's fenced blocks (blocks read / flagged, per language):",
+        "Documentation's fenced blocks in a language with a parser (blocks / flagged; the"
+        " unchecked ones are among the blocks):",
         "",
         "| half | documents | " + " | ".join(sorted(_doc_languages(docs))) + " |",
         "|---|---|" + "---|" * len(_doc_languages(docs)),
