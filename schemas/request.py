@@ -51,6 +51,16 @@ class OutputKind(StrEnum):
     PYTHON = "python"
     SQL = "sql"
     MARKDOWN = "markdown"
+    YAML = "yaml"
+    """Every document of the stream is checked."""
+    TOML = "toml"
+    JAVASCRIPT = "javascript"
+    TYPESCRIPT = "typescript"
+    SHELL = "shell"
+    """Read as bash reads it (``bash -n``): syntax only."""
+    HTML = "html"
+    XML = "xml"
+    DOCKERFILE = "dockerfile"
 
 
 class GroundingPolicy(StrEnum):
@@ -132,7 +142,8 @@ class OutputContract(WireModel):
     """The node's declared output contract, checked by the Floor."""
 
     json_schema: dict[str, Any] | bool | None = None
-    """A JSON Schema (draft 2020-12) the parsed output must satisfy (json outputs).
+    """A JSON Schema (draft 2020-12) the parsed output must satisfy (json and toml outputs,
+    and every document of a yaml stream).
 
     ``true`` and ``false`` are schemas too. A ``$ref`` must resolve within the schema (or
     to a published metaschema): remote references are never fetched. ``format`` is an
@@ -143,7 +154,12 @@ class OutputContract(WireModel):
     max_length: Annotated[int, Field(ge=1)] | None = None
     """Most characters allowed."""
     required_fields: tuple[Annotated[str, Field(min_length=1, max_length=200)], ...] = ()
-    """Top-level keys (json), headings (markdown) or names (python) that must be present."""
+    """Top-level keys (json, yaml, toml; dotted for nested keys), headings (markdown) or names
+    (python) that must be present."""
+    code_deliverable: bool = False
+    """The fenced code blocks of a markdown or text output are the deliverable: a block its
+    language's parser rejects fails the Floor, and so does an output with no code block.
+    False: such a block is a definite Wall finding."""
     catalog: (
         Annotated[
             dict[

@@ -9,6 +9,7 @@ from pydantic import Field
 
 from schemas.base import Unit, WireModel
 from schemas.claims import MAX_CLAIMS, CheckedClaim
+from schemas.code import MAX_LISTED_BLOCKS, CodeBlock, Position
 from schemas.quality import Dimension
 from schemas.request import GroundingPolicy
 
@@ -33,6 +34,16 @@ class ViolationCode(StrEnum):
     COMPILE_ERROR = "CompileError"
     JSON_DECODE_ERROR = "JSONDecodeError"
     SQL_PARSE_ERROR = "SQLParseError"
+    YAML_ERROR = "YAMLError"
+    TOML_DECODE_ERROR = "TOMLDecodeError"
+    JAVASCRIPT_SYNTAX_ERROR = "JavaScriptSyntaxError"
+    TYPESCRIPT_SYNTAX_ERROR = "TypeScriptSyntaxError"
+    SHELL_SYNTAX_ERROR = "ShellSyntaxError"
+    HTML_SYNTAX_ERROR = "HTMLSyntaxError"
+    XML_SYNTAX_ERROR = "XMLSyntaxError"
+    DOCKERFILE_SYNTAX_ERROR = "DockerfileSyntaxError"
+    CODE_BLOCK_SYNTAX_ERROR = "CodeBlockSyntaxError"
+    NO_CODE_BLOCK = "NoCodeBlock"
     DUPLICATE_ALIAS = "DuplicateAlias"
     ORDINAL_OUT_OF_RANGE = "OrdinalOutOfRange"
     UNKNOWN_TABLE = "UnknownTable"
@@ -57,12 +68,15 @@ class IssueCode(StrEnum):
     STUB_BODY = "StubBody"
     EMPTY_DOCUMENT = "EmptyDocument"
     BLANK_VALUES = "BlankValues"
+    BROKEN_CODE_BLOCK = "BrokenCodeBlock"
+    MISSING_FROM = "MissingFrom"
     # consistency
     CONTRADICTION = "Contradiction"
     CONFLICTING_QUANTITY = "ConflictingQuantity"
     COUNT_MISMATCH = "CountMismatch"
     REDEFINITION = "Redefinition"
     CONTRADICTORY_FILTER = "ContradictoryFilter"
+    DUPLICATE_KEY = "DuplicateKey"
     # grounding
     DANGLING_CITATION = "DanglingCitation"
     FABRICATED_CITATION = "FabricatedCitation"
@@ -100,6 +114,8 @@ class Violation(WireModel):
     """The offending field or path, when there is one."""
     certainty: Annotated[Certainty, _Code] = Certainty.DEFINITE
     """Always definite: the Floor checks structure, which it can decide."""
+    position: Position | None = None
+    """Where the parser stopped (line, column, and the fenced block), when it says."""
 
 
 class FloorResult(WireModel):
@@ -129,6 +145,8 @@ class WallIssue(WireModel):
     (``workers/evaluate/wall/certainty.py`` says which codes are which, under which policy)."""
     penalty: Unit = 0.0
     """What it took off its dimension's score."""
+    position: Position | None = None
+    """Where in the output (line, column, and the fenced block), when it can be pinned."""
 
 
 class WallResolution(StrEnum):
@@ -176,6 +194,9 @@ class Stage1Result(WireModel):
     """The structural check."""
     wall: WallResult
     """The semantic check; not run when the Floor failed."""
+    code_blocks: tuple[CodeBlock, ...] = Field(default=(), max_length=MAX_LISTED_BLOCKS)
+    """Each fenced block of a markdown or text output (the first fifty): the language it
+    was read as and whether it parsed, or why it was left unchecked."""
 
 
 class BiasCheck(WireModel):

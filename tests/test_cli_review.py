@@ -80,7 +80,7 @@ def test_worked_example_2_sample_prints_the_seeds_breakdown() -> None:
     [
         (lambda v: v["skill"].update(success_rate="0.9"), "skill.success_rate"),
         (lambda v: v.update(colour="blue"), "colour"),
-        (lambda v: v["output"].update(kind="yaml"), "output.kind"),
+        (lambda v: v["output"].update(kind="yml"), "output.kind"),
     ],
 )
 def test_invalid_request_exits_2_with_one_line_naming_the_field(

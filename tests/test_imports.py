@@ -100,13 +100,14 @@ ENGINE_ALLOWED: dict[str, frozenset[str]] = {
     "findings": frozenset(),
     "parsed": frozenset(),
     "thresholds": frozenset(),
-    "floor": _SHARED,
-    "wall": _SHARED | {"floor"},
+    "code": _SHARED,
+    "floor": _SHARED | {"code"},
+    "wall": _SHARED | {"floor", "code"},
     "judge_task": _SHARED | {"wall"},
     "ceiling": _SHARED | {"floor", "wall", "judge_task"},
     "escalation": _SHARED | {"floor", "wall"},
     "verdict": _SHARED | {"floor", "wall", "ceiling"},
-    "stage1": _SHARED | {"floor", "wall", "verdict"},
+    "stage1": _SHARED | {"code", "floor", "wall", "verdict"},
     "__init__": _SHARED | {"floor", "wall", "ceiling", "escalation", "verdict", "stage1"},
 }
 

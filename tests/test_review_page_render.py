@@ -26,7 +26,19 @@ def rendered(kind: OutputKind, content: str = HOSTILE) -> str:
     return str(out.html) if out.html is not None else ""
 
 
-@pytest.mark.parametrize("kind", [OutputKind.MARKDOWN, OutputKind.PYTHON, OutputKind.SQL])
+@pytest.mark.parametrize(
+    "kind",
+    [
+        OutputKind.MARKDOWN,
+        OutputKind.PYTHON,
+        OutputKind.SQL,
+        OutputKind.HTML,
+        OutputKind.XML,
+        OutputKind.YAML,
+        OutputKind.SHELL,
+        OutputKind.JAVASCRIPT,
+    ],
+)
 def test_rendered_output_carries_no_live_tag_or_handler(kind: OutputKind) -> None:
     tags = Tags()
     tags.feed(rendered(kind))

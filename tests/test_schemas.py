@@ -205,7 +205,7 @@ def test_unknown_field_in_a_downstream_entry_names_its_index() -> None:
         (("skill", "success_rate"), -0.1, "skill.success_rate"),
         (("skill", "stage"), "master", "skill.stage"),
         (("skill", "breaker"), "broken", "skill.breaker"),
-        (("output", "kind"), "yaml", "output.kind"),
+        (("output", "kind"), "yml", "output.kind"),
         (("output", "content"), 42, "output.content"),
         (("node_cost_usd",), True, "node_cost_usd"),
         (("node_cost_usd",), "0.02", "node_cost_usd"),

@@ -249,7 +249,7 @@ def _bad_bodies(dag: str) -> list[tuple[Any, str | None, ErrorCode]]:
         ("skill.success_rate", "0.9"),
         ("skill.stage", "grandmaster"),
         ("skill.breaker", "ajar"),
-        ("output.kind", "yaml"),
+        ("output.kind", "yml"),
         ("output.content", 42),
         ("node_cost_usd", -1.0),
         ("cascade_probability", 3),

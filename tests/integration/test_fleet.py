@@ -123,7 +123,7 @@ def test_the_client_refuses_a_bad_request_at_once_naming_the_field(
     client: ReviewClient,
 ) -> None:
     bad = sample("good_python.json")
-    bad["output"]["kind"] = "yaml"
+    bad["output"]["kind"] = "yml"
     with pytest.raises(InvalidRequest) as caught:
         client.submit(bad)
     assert caught.value.field == "output.kind"

@@ -206,6 +206,34 @@ def test_hostile_output_is_shown_as_text_and_runs_nothing(
     assert forms == ["/logout", f"{key_path(key)}/verdict"]
 
 
+CODE_ANSWER = (
+    "Here is the manifest and how to apply it.\n\n"
+    "```yaml\napiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: web\n spec:\n"
+    "  replicas: 3\n```\n\n```bash\n$ kubectl apply -f web.yaml\n```\n\n"
+    "```rust\nfn main() {}\n```\n"
+)
+
+
+@pytest.mark.browser
+def test_the_page_shows_each_code_block_and_where_a_broken_one_breaks(
+    page_url: str, browser: Any, client: ReviewClient, redis_db: redis.Redis, tmp_path: Path
+) -> None:
+    key = escalate(client, redis_db, output={"kind": "markdown", "content": CODE_ANSWER})
+    sign_in(browser, page_url, "carol")
+    browser.get(page_url + key_path(key))
+    shows(browser, "#status", "Claimed by you")
+    rows = [r.text for r in browser.find_elements("css selector", "#code-blocks tbody tr")]
+    assert len(rows) == 3
+    assert "yaml" in rows[0] and "syntax error" in rows[0]
+    assert "a console session" in rows[1] and "no parser for 'rust'" in rows[2]
+    findings = browser.find_element("css selector", ".findings").text
+    assert "BrokenCodeBlock" in findings
+    assert "block 1, line 5, column 2 (output line 8)" in findings
+    browser.set_window_size(1400, 2000)
+    browser.save_screenshot(str(screenshot_dir(tmp_path) / "review-code.png"))
+    browser.set_window_size(1400, 1000)
+
+
 def test_the_page_sends_a_strict_content_security_policy(page_url: str) -> None:
     import urllib.request
 

@@ -6,6 +6,7 @@ import re
 from collections.abc import Iterable
 from dataclasses import dataclass
 
+from schemas.code import Position
 from schemas.quality import Dimension
 from schemas.stages import Certainty, IssueCode, WallIssue
 
@@ -36,6 +37,7 @@ def finding(
     fix: str,
     field: str | None = None,
     certainty: Certainty = Certainty.DEFINITE,
+    position: Position | None = None,
 ) -> Finding:
     """Build a finding in one line."""
     issue = WallIssue(
@@ -46,6 +48,7 @@ def finding(
         fix=fix,
         certainty=certainty,
         penalty=round(min(1.0, max(0.0, penalty)), 4),
+        position=position,
     )
     return Finding(issue, penalty)
 

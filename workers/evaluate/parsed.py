@@ -100,12 +100,15 @@ def json_document(content: str) -> Any:
 
 
 @lru_cache(maxsize=_CACHE_SIZE)
-def sql_statements(content: str) -> tuple[exp.Expr, ...] | ParseFailure:
+def sql_statements(content: str, dialect: str | None = None) -> tuple[exp.Expr, ...] | ParseFailure:
     """The statements, parsed strictly (any error is a failure), or a ``ParseFailure``."""
     try:
         # Tokenize once: the parser and the cut-off check read the same tokens.
-        tokens = _DIALECT.tokenize(content)
-        parsed = _DIALECT.parser(error_level=sqlglot.ErrorLevel.RAISE).parse(tokens, content)
+        reader = _DIALECT if dialect is None else Dialect.get_or_raise(dialect)
+        tokens = reader.tokenize(content)
+        parsed = reader.parser(error_level=sqlglot.ErrorLevel.RAISE).parse(tokens, content)
+    except sqlglot.errors.ParseError as exc:
+        return _sql_failure(exc)
     except sqlglot.errors.SqlglotError as exc:
         text = str(exc)
         return ParseFailure(text.splitlines()[0][:300] if text else type(exc).__name__)
@@ -116,7 +119,19 @@ def sql_statements(content: str) -> tuple[exp.Expr, ...] | ParseFailure:
     statements = tuple(s for s in parsed if s is not None)
     if not statements:
         return ParseFailure("no SQL statement found")
-    return _dangling_end(tokens) or statements
+    return _dangling_end(tokens) or _stray_comma(tokens) or statements
+
+
+def _sql_failure(exc: sqlglot.errors.ParseError) -> ParseFailure:
+    """Sqlglot's first error, at the start of the token it names (its column is the end)."""
+    first = exc.errors[0] if exc.errors else {}
+    text = str(first.get("description") or exc).splitlines()[0][:300] or type(exc).__name__
+    line, end, near = first.get("line"), first.get("col"), str(first.get("highlight") or "")
+    if not isinstance(line, int) or not isinstance(end, int):
+        return ParseFailure(text)
+    if near:
+        text = f"{text} near {near[:40]!r}"
+    return ParseFailure(text, line, max(1, end - len(near) + 1))
 
 
 #: Tokens a statement cannot end on. sqlglot's parser drops some of them silently
@@ -156,6 +171,37 @@ def _dangling_end(tokens: list[Token]) -> ParseFailure | None:
             last = None
         else:
             last = token
+    return None
+
+
+#: Tokens a comma cannot stand before: a list ends, or a clause begins, after its last item.
+_AFTER_NO_COMMA = frozenset(
+    {
+        TokenType.FROM,
+        TokenType.R_PAREN,
+        TokenType.WHERE,
+        TokenType.GROUP_BY,
+        TokenType.ORDER_BY,
+        TokenType.SEMICOLON,
+    }
+)
+
+
+def _stray_comma(tokens: list[Token]) -> ParseFailure | None:
+    """A comma after a list's last item (``SELECT a, FROM t``), else None.
+
+    sqlglot's default dialect reads it, as BigQuery, DuckDB and Snowflake do; PostgreSQL,
+    MySQL, SQLite and SQL Server refuse it, and a model that leaves one has dropped an item
+    or misplaced a clause.
+    """
+    for comma, after in zip(tokens, [*tokens[1:], None], strict=True):
+        if comma.token_type is TokenType.COMMA and (
+            after is None or after.token_type in _AFTER_NO_COMMA
+        ):
+            shown = "the end" if after is None else repr(after.text)
+            return ParseFailure(
+                f"a comma before {shown}: the list ends on it", comma.line, comma.col
+            )
     return None
 
 

@@ -15,6 +15,7 @@ from schemas.quality import Dimension, DimensionScore, QualityVector
 from schemas.request import ReviewRequest
 from schemas.result import FloorResult, Stage1Result, WallIssue, WallResolution, WallResult
 from schemas.stages import Certainty, IssueCode
+from workers.evaluate.code.blocks import listed_blocks
 from workers.evaluate.findings import Finding
 from workers.evaluate.floor.structure import check_floor
 from workers.evaluate.verdict.confidence import aggregate_confidence
@@ -97,7 +98,12 @@ def run_stage1(request: ReviewRequest, *, wall_judge: WallJudge | None = None) -
             why="not escalated to Stage 2",
         )
     return Stage1Report(
-        stage1=Stage1Result(passed=floor.passed and wall.passed, floor=floor, wall=wall),
+        stage1=Stage1Result(
+            passed=floor.passed and wall.passed,
+            floor=floor,
+            wall=wall,
+            code_blocks=listed_blocks(request.output),
+        ),
         quality=quality,
         confidence=confidence,
         review_ms=(time.perf_counter() - started) * 1000,

@@ -74,7 +74,7 @@ def injection_attempts(content: str) -> int:
 
 def correctness(output: NodeOutput) -> Measure:
     """Defects that make an output wrong for its kind."""
-    return _CORRECTNESS[output.kind](output.content)
+    return _CORRECTNESS.get(output.kind, _parsed_code)(output.content)
 
 
 def _python_correctness(content: str) -> Measure:
@@ -142,6 +142,11 @@ def _json_correctness(content: str) -> Measure:
     return 0.92, ["valid JSON with uniformly typed arrays"]
 
 
+def _parsed_code(content: str) -> Measure:
+    """Code in a language the Floor parsed (yaml, shell...): no deeper built-in check."""
+    return 0.85, ["parses as its declared kind; the built-in judge checks nothing deeper"]
+
+
 def _prose_correctness(content: str) -> Measure:
     tokens = words(content)
     absolutes = sum(1 for w in tokens if w in ("always", "never", "guaranteed", "impossible"))
@@ -166,7 +171,7 @@ def clarity(output: NodeOutput) -> Measure:
     """Readability: sentence length, structure, naming and line lengths."""
     if output.kind is OutputKind.PYTHON:
         return _python_clarity(output.content)
-    if output.kind in (OutputKind.JSON, OutputKind.SQL):
+    if output.kind not in (OutputKind.TEXT, OutputKind.MARKDOWN):
         long_lines = sum(1 for ln in output.content.splitlines() if len(ln) > 160)
         if long_lines:
             return 0.75, [f"{long_lines} line(s) longer than 160 characters"]

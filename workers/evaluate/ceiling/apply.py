@@ -24,6 +24,14 @@ LENGTH_REFERENCE_CHARS: dict[OutputKind, int] = {
     OutputKind.PYTHON: 12000,
     OutputKind.JSON: 12000,
     OutputKind.SQL: 4000,
+    OutputKind.YAML: 8000,
+    OutputKind.TOML: 4000,
+    OutputKind.JAVASCRIPT: 12000,
+    OutputKind.TYPESCRIPT: 12000,
+    OutputKind.SHELL: 6000,
+    OutputKind.HTML: 12000,
+    OutputKind.XML: 12000,
+    OutputKind.DOCKERFILE: 3000,
 }
 LENGTH_PENALTY_PER_DOUBLING = 0.05
 LENGTH_PENALTY_CAP = 0.15

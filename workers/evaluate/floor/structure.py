@@ -15,6 +15,14 @@ from referencing.exceptions import Unresolvable
 from schemas.contracts import contract_validator
 from schemas.request import NodeOutput, OutputContract, OutputKind
 from schemas.stages import FloorResult, Violation, ViolationCode
+from workers.evaluate.floor.code import (
+    CODE_KINDS,
+    PROSE_KINDS,
+    code_kind_violations,
+    contract_documents,
+    deliverable_block_violations,
+    parse_violation,
+)
 from workers.evaluate.floor.sql import sql_violations
 from workers.evaluate.parsed import (
     ParseFailure,
@@ -32,8 +40,12 @@ def check_floor(output: NodeOutput, contract: OutputContract | None) -> FloorRes
     violations: list[Violation] = []
     if not output.content.strip():
         violations.append(Violation(code=ViolationCode.EMPTY_OUTPUT, message="the output is empty"))
+    elif output.kind in CODE_KINDS:
+        violations.extend(code_kind_violations(output.kind, output.content))
     else:
         violations.extend(_PARSERS[output.kind](output.content))
+    if contract is not None and contract.code_deliverable and output.kind in PROSE_KINDS:
+        violations.extend(deliverable_block_violations(output.content))
     if output.kind is OutputKind.SQL and not violations:
         statements = sql_statements(output.content)
         if not isinstance(statements, ParseFailure):
@@ -52,6 +64,7 @@ _PARSE_CODES = {
     ViolationCode.SYNTAX_ERROR,
     ViolationCode.JSON_DECODE_ERROR,
     ViolationCode.SQL_PARSE_ERROR,
+    *(code for _, code in CODE_KINDS.values()),
 }
 
 
@@ -59,8 +72,8 @@ def _python(content: str) -> list[Violation]:
     tree = python_tree(content)
     if not isinstance(tree, ParseFailure):
         refused = python_compile_error(content)
-        return [] if refused is None else [_parse_violation(ViolationCode.COMPILE_ERROR, refused)]
-    found = [_parse_violation(ViolationCode.SYNTAX_ERROR, tree)]
+        return [] if refused is None else [parse_violation(ViolationCode.COMPILE_ERROR, refused)]
+    found = [parse_violation(ViolationCode.SYNTAX_ERROR, tree)]
     if _UNCLOSED_DEF.search(content):
         found.append(
             Violation(
@@ -74,7 +87,7 @@ def _python(content: str) -> list[Violation]:
 def _json(content: str) -> list[Violation]:
     document = json_document(content)
     return (
-        [_parse_violation(ViolationCode.JSON_DECODE_ERROR, document)]
+        [parse_violation(ViolationCode.JSON_DECODE_ERROR, document)]
         if isinstance(document, ParseFailure)
         else []
     )
@@ -83,19 +96,9 @@ def _json(content: str) -> list[Violation]:
 def _sql(content: str) -> list[Violation]:
     statements = sql_statements(content)
     return (
-        [_parse_violation(ViolationCode.SQL_PARSE_ERROR, statements)]
+        [parse_violation(ViolationCode.SQL_PARSE_ERROR, statements)]
         if isinstance(statements, ParseFailure)
         else []
-    )
-
-
-def _parse_violation(code: ViolationCode, failure: ParseFailure) -> Violation:
-    if failure.line is None:
-        return Violation(code=code, message=failure.message)
-    return Violation(
-        code=code,
-        message=f"{failure.message} (line {failure.line}, column {failure.column})",
-        field=f"line {failure.line}",
     )
 
 
@@ -133,21 +136,33 @@ def _length_violations(content: str, contract: OutputContract) -> list[Violation
 
 def _contract_violations(output: NodeOutput, contract: OutputContract) -> list[Violation]:
     found: list[Violation] = []
-    if output.kind is OutputKind.JSON:
-        document = json_document(output.content)
-        if contract.json_schema is not None:
-            found.extend(_schema_violations(document, contract.json_schema))
-        found.extend(
+    documents = contract_documents(output)
+    if isinstance(documents, ParseFailure):
+        return [
             Violation(
-                code=ViolationCode.MISSING_FIELD,
-                message=f"required field {name!r} is absent",
-                field=name,
+                code=ViolationCode.CONTRACT_UNUSABLE,
+                message=f"the output cannot be checked against its contract: {documents.message}",
             )
-            for name in contract.required_fields
-            if not _has_path(document, name)
-        )
+        ]
+    if documents is not None:
+        for number, document in enumerate(documents, 1):
+            of = f"document {number}: " if len(documents) > 1 else ""
+            if contract.json_schema is not None:
+                found.extend(
+                    v.model_copy(update={"message": of + v.message})
+                    for v in _schema_violations(document, contract.json_schema)
+                )
+            found.extend(
+                Violation(
+                    code=ViolationCode.MISSING_FIELD,
+                    message=f"{of}required field {name!r} is absent",
+                    field=name,
+                )
+                for name in contract.required_fields
+                if not _has_path(document, name)
+            )
     else:
-        present = _PRESENCE[output.kind]
+        present = _PRESENCE.get(output.kind, _mentioned)
         found.extend(
             Violation(
                 code=ViolationCode.MISSING_FIELD, message=f"required {name!r} is absent", field=name

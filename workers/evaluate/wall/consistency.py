@@ -61,7 +61,9 @@ def check_consistency(output: NodeOutput) -> list[Finding]:
         return _json_counts(output.content)
     if output.kind is OutputKind.PYTHON:
         return _python_redefinitions(output.content)
-    return sql_contradictions(output.content)
+    if output.kind is OutputKind.SQL:
+        return sql_contradictions(output.content)
+    return []
 
 
 def _normalise(sentence: str) -> str:

@@ -10,6 +10,7 @@ from schemas.request import GroundingPolicy, NodeOutput, OutputContract, Source
 from schemas.result import GroundingUse, WallIssue, WallResolution, WallResult
 from workers.evaluate.findings import Finding, score_after
 from workers.evaluate.wall.certainty import classify, is_definite
+from workers.evaluate.wall.code_checks import check_code
 from workers.evaluate.wall.consistency import check_consistency
 from workers.evaluate.wall.grounding.checks import ground
 from workers.evaluate.wall.grounding.policy import read_brief
@@ -63,6 +64,7 @@ def score_wall(
         for f in (
             *check_substance(output, task=brief.parts.ask, contract=contract),
             *check_consistency(output),
+            *check_code(output, contract),
             *ground(output, brief),
         )
     )

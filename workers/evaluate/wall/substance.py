@@ -71,7 +71,7 @@ def check_substance(
             found.extend(python_stubs(tree, wanted))
     elif output.kind is OutputKind.SQL:
         found.extend(_sql_reads_nothing(output.content, task))
-    elif contract is None or contract.json_schema is None:
+    elif output.kind is OutputKind.JSON and (contract is None or contract.json_schema is None):
         # A declared schema is the authority on shape: {} or null it accepts is not empty.
         found.extend(_json_emptiness(output.content))
     return found

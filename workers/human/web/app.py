@@ -26,7 +26,7 @@ from workers.connections import redis_client
 from workers.human.gate import HumanGate, build_gate
 from workers.human.web.auth import Auth, valid_name
 from workers.human.web.dag_page import dag_view
-from workers.human.web.render import highlight_css
+from workers.human.web.render import highlight_css, position_text
 from workers.human.web.verdict_form import item_view, submit_verdict
 from workers.results.dags import DagRegistry
 from workers.results.progress import ProgressReader
@@ -78,6 +78,7 @@ class Page:
             autoescape=select_autoescape(default=True, default_for_string=True),
         )
         self.templates.filters["keypath"] = lambda key: quote(str(key), safe="")
+        self.templates.filters["position"] = position_text
 
     def html(self, request: Request, name: str, status: int = 200, **context: Any) -> HTMLResponse:
         """Render ``name`` with a CSRF token for the signed-in reviewer, if any."""

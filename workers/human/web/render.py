@@ -18,8 +18,21 @@ from markupsafe import Markup
 from pygments import highlight
 from pygments.formatters import HtmlFormatter
 from pygments.lexer import Lexer
-from pygments.lexers import JsonLexer, PythonLexer, SqlLexer
+from pygments.lexers import (
+    BashLexer,
+    DockerLexer,
+    HtmlLexer,
+    JavascriptLexer,
+    JsonLexer,
+    PythonLexer,
+    SqlLexer,
+    TOMLLexer,
+    TypeScriptLexer,
+    XmlLexer,
+    YamlLexer,
+)
 
+from schemas.code import Position
 from schemas.request import NodeOutput, OutputKind
 
 _FORMATTER = HtmlFormatter(cssclass="highlight", wrapcode=True)
@@ -29,6 +42,14 @@ _LEXERS: dict[OutputKind, type[Lexer]] = {
     OutputKind.PYTHON: PythonLexer,
     OutputKind.SQL: SqlLexer,
     OutputKind.JSON: JsonLexer,
+    OutputKind.YAML: YamlLexer,
+    OutputKind.TOML: TOMLLexer,
+    OutputKind.JAVASCRIPT: JavascriptLexer,
+    OutputKind.TYPESCRIPT: TypeScriptLexer,
+    OutputKind.SHELL: BashLexer,
+    OutputKind.HTML: HtmlLexer,
+    OutputKind.XML: XmlLexer,
+    OutputKind.DOCKERFILE: DockerLexer,
 }
 
 
@@ -61,6 +82,17 @@ def render_output(output: NodeOutput) -> Rendered:
     if lexer is None:
         return Rendered(None, content)
     return Rendered(Markup(highlight(content, lexer(), _FORMATTER)), None)
+
+
+def position_text(position: Position) -> str:
+    """Where a finding is, as a reviewer reads it: ``block 2, line 3, column 5 (output line 9)``."""
+    where = f"line {position.line}, column {position.column}"
+    if position.block is None:
+        return where
+    shown = f"block {position.block}, {where}"
+    return (
+        shown if position.output_line is None else f"{shown} (output line {position.output_line})"
+    )
 
 
 def _pretty_json(content: str) -> str | None:

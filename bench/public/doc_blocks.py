@@ -1,0 +1,93 @@
+"""``doc-blocks``: markdown documentation shipped inside the installed packages, with its code.
+
+The installed Python distributions' markdown descriptions (their READMEs, as published on
+PyPI), and the markdown files Debian's packages ship: Node.js's API documentation
+(``/usr/share/doc/nodejs``), npm's command docs and its bundled modules' READMEs
+(``/usr/lib/node_modules``), and the rest under ``/usr/share/doc`` and ``/usr/lib``.
+Written by the packages' maintainers: its fenced blocks are real documentation code, with
+the elisions, console sessions, diffs, fragments and templates real documentation has.
+
+The held-out rule and the halves apply per document (id ``pypi:<name>`` or
+``file:<path>``), before the document is read. Documents that repeat another's text are
+read once.
+"""
+
+from __future__ import annotations
+
+import importlib.metadata
+import os
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+from bench.public.code_corpus import first_seen
+from bench.public.heldout import Half, half_of, is_held_out, sample_rank
+from bench.public.pypi_readmes import OWN, normalised
+
+BENCHMARK = "doc-blocks"
+ROOTS = ("/usr/share/doc", "/usr/lib")
+MAX_CHARS = 400_000
+
+
+@dataclass(frozen=True)
+class Document:
+    """One markdown document and its half."""
+
+    item_id: str
+    text: str
+    half: Half
+
+
+def _document_ids() -> dict[str, Path | importlib.metadata.Distribution]:
+    found: dict[str, Path | importlib.metadata.Distribution] = {}
+    for dist in importlib.metadata.distributions():
+        name = normalised(dist.metadata["Name"] or "")
+        if name and name != OWN:
+            found[f"pypi:{name}"] = dist
+    for root in ROOTS:
+        for directory, _, files in os.walk(root):
+            for name in files:
+                if name.lower().endswith((".md", ".markdown")):
+                    found[f"file:{directory}/{name}"] = Path(directory) / name
+    return found
+
+
+def _text(source: Path | importlib.metadata.Distribution) -> str:
+    if isinstance(source, Path):
+        try:
+            return source.read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError):
+            return ""
+    meta = source.metadata.json
+    if "markdown" not in str(meta.get("description_content_type", "")):
+        return ""
+    return str(meta.get("description", ""))
+
+
+def unfenced_documents() -> Iterator[Document]:
+    """The tunable markdown files that hold no fenced block (outputs without code)."""
+    for item_id, source in sorted(
+        _document_ids().items(), key=lambda p: sample_rank(BENCHMARK, p[0])
+    ):
+        if not isinstance(source, Path) or is_held_out(BENCHMARK, item_id):
+            continue
+        text = _text(source)
+        if 200 <= len(text) <= MAX_CHARS and "```" not in text and "~~~" not in text:
+            yield Document(item_id, text, half_of(BENCHMARK, item_id))
+
+
+def documents(counts: dict[str, int]) -> Iterator[Document]:
+    """Every tunable document that holds a fence, in sample order, with its half."""
+    seen: set[str] = set()
+    sources = _document_ids()
+    for item_id in sorted(sources, key=lambda i: sample_rank(BENCHMARK, i)):
+        if is_held_out(BENCHMARK, item_id):
+            counts["held_out"] = counts.get("held_out", 0) + 1
+            continue
+        text = _text(sources[item_id])
+        if not text or len(text) > MAX_CHARS or ("```" not in text and "~~~" not in text):
+            counts["no fenced block"] = counts.get("no fenced block", 0) + 1
+            continue
+        if not first_seen(seen, text, counts):
+            continue
+        yield Document(item_id, text, half_of(BENCHMARK, item_id))

@@ -1,0 +1,284 @@
+"""Fenced code blocks in markdown and text: each read by its own language's parser.
+
+The never-flagged examples are quoted from real documentation, each named by where it
+ships: Node.js's and npm's docs (Debian's nodejs and npm packages), urllib3's notes
+(inside the Google Cloud SDK), undici's docs (bundled with npm) and Helm's chart guide.
+"""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from schemas.code import BlockStatus
+from schemas.request import ReviewRequest
+from schemas.stages import IssueCode, ViolationCode
+from workers.evaluate import run_stage1
+from workers.evaluate.code.blocks import read_blocks
+from workers.evaluate.code.fences import fenced_blocks
+
+
+def _request(
+    content: str, *, kind: str = "markdown", contract: dict[str, object] | None = None
+) -> ReviewRequest:
+    raw: dict[str, object] = {
+        "dag_id": "d",
+        "node_id": "n",
+        "skill": {"id": "s", "success_rate": 0.9},
+        "output": {"kind": kind, "content": content},
+    }
+    if contract is not None:
+        raw["contract"] = contract
+    return ReviewRequest.model_validate_json(json.dumps(raw))
+
+
+#: The issue's four examples, each as a chat model answers: a sentence, then the code.
+FOUR = {
+    "python": (
+        "from flask import jsonify\n\ndef health():\n    return jsonify({'status': 'ok')\n",
+        4,
+    ),
+    "json": ('{\n  "name": "web",\n  "replicas": 3,\n}\n', 4),
+    "yaml": (
+        "apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: web\n spec:\n  replicas: 3\n",
+        5,
+    ),
+    "sql": ("SELECT id, FROM users WHERE;\n", 1),
+}
+
+
+def _answer(tag: str, code: str) -> str:
+    return f"Here is the {tag} you asked for.\n\n```{tag}\n{code}```\n\nIt should work as is.\n"
+
+
+@pytest.mark.parametrize("tag", sorted(FOUR))
+def test_the_four_examples_fail_the_wall_with_block_line_and_column(tag: str) -> None:
+    code, line = FOUR[tag]
+    report = run_stage1(_request(_answer(tag, code)))
+    assert report.stage1.floor.passed and not report.stage1.wall.passed
+    (issue,) = [i for i in report.stage1.wall.issues if i.code is IssueCode.BROKEN_CODE_BLOCK]
+    assert issue.certainty.value == "definite"
+    assert issue.position is not None and issue.position.block == 1
+    assert issue.position.line == line and issue.position.column >= 1
+    assert issue.position.output_line == 3 + line
+    assert f"block 1 ({tag}, output line 4), line {line}, column" in issue.message
+    (block,) = report.stage1.code_blocks
+    assert block.status is BlockStatus.SYNTAX_ERROR and block.language is not None
+
+
+@pytest.mark.parametrize("tag", sorted(FOUR))
+def test_when_the_code_is_the_deliverable_a_broken_block_fails_the_floor(tag: str) -> None:
+    code, line = FOUR[tag]
+    report = run_stage1(_request(_answer(tag, code), contract={"code_deliverable": True}))
+    (violation,) = report.stage1.floor.violations
+    assert violation.code is ViolationCode.CODE_BLOCK_SYNTAX_ERROR
+    assert violation.position is not None and violation.position.line == line
+
+
+def test_a_deliverable_with_no_code_block_fails_the_floor() -> None:
+    report = run_stage1(_request("I could not write it.\n", contract={"code_deliverable": True}))
+    assert [v.code for v in report.stage1.floor.violations] == [ViolationCode.NO_CODE_BLOCK]
+
+
+def test_the_same_blocks_fixed_pass() -> None:
+    fixed = {
+        "python": "def health():\n    return jsonify({'status': 'ok'})\n",
+        "json": '{"name": "web", "replicas": 3}\n',
+        "yaml": "apiVersion: apps/v1\nkind: Deployment\nspec:\n  replicas: 3\n",
+        "sql": "SELECT id FROM users WHERE active;\n",
+    }
+    content = "".join(_answer(tag, code) for tag, code in fixed.items())
+    report = run_stage1(_request(content))
+    assert not [i for i in report.stage1.wall.issues if i.code is IssueCode.BROKEN_CODE_BLOCK]
+    assert [b.status for b in report.stage1.code_blocks] == [BlockStatus.PARSED] * 4
+
+
+def test_fences_are_found_as_commonmark_finds_them() -> None:
+    text = "- a list item\n\n  ~~~py\n  x = (\n  ~~~\n\n````json\n```\n````\n```\nuntagged\n```\n"
+    blocks = fenced_blocks(text)
+    assert [(b.tag, b.start_line, b.body) for b in blocks] == [
+        ("py", 4, "x = (\n"),
+        ("json", 8, "```\n"),
+        ("", 11, "untagged\n"),
+    ]
+    assert fenced_blocks("no fence at all") == ()
+
+
+def _readings(markdown: str) -> list[tuple[BlockStatus, str]]:
+    return [(r.status, r.note) for r in read_blocks(markdown)]
+
+
+def test_unknown_and_untagged_blocks_are_listed_unchecked_never_failed() -> None:
+    text = (
+        "```rust\nfn main() {\n```\n\n```\nthis is not { code\n```\n\n```\n#!/bin/bash\nif\n```\n"
+    )
+    readings = read_blocks(text)
+    assert [r.status for r in readings[:2]] == [BlockStatus.UNCHECKED] * 2
+    assert readings[0].note == "no parser for 'rust'"
+    assert readings[2].status is BlockStatus.SYNTAX_ERROR  # a shebang makes it certain
+
+
+# npm's bundled libnpmorg README: the result of a call shown after `=>`.
+RESULT_SHOWN = """```js
+const org = require('libnpmorg')
+
+console.log(await org.ls('myorg', {token: 'deadbeef'}))
+=>
+Roster {
+  zkat: 'developer',
+  iarna: 'admin',
+  isaacs: 'owner'
+}
+```
+"""
+# urllib3's notes/connection-lifecycle.md: comments stand for the bodies.
+COMMENT_BODIES = """```python
+if not conn.is_verified:
+    # There isn't a verified TLS connection to target origin.
+if not conn.proxy_is_verified:
+    # There isn't a verified TLS connection to proxy origin.
+```
+"""
+# undici's docs/api/Client.md: a comment stands for a condition.
+COMMENT_PLACEHOLDER = """```js
+const client = new Client('https://localhost:3000', {
+  connect (opts, cb) {
+    connector(opts, (err, socket) => {
+      if (err) {
+        cb(err)
+      } else if (/* assertion */) {
+        socket.destroy()
+        cb(new Error('kaboom'))
+      } else {
+        cb(null, socket)
+      }
+    })
+  }
+})
+```
+"""
+# npm's docs/content/configuring-npm/package-json.md: two documents, each after a comment.
+JSON_SEQUENCE = """```json
+// Not valid metadata
+{
+  "license" : {
+    "type" : "ISC",
+    "url" : "https://opensource.org/licenses/ISC"
+  }
+}
+
+// Not valid metadata
+{
+  "licenses" : [
+    {
+      "type": "MIT",
+      "url": "https://www.opensource.org/licenses/mit-license.php"
+    }
+  ]
+}
+```
+"""
+# Node.js's api/fs.md: a console session under a bash tag.
+SESSION = """```bash
+$ tree .
+.
+├── mew
+└── mewtwo -> ./mew
+```
+"""
+# Node.js's contributing/releases.md: a diff.
+DIFF = """```diff
+-#define NODE_MINOR_VERSION 12
+-#define NODE_PATCH_VERSION 1
++#define NODE_MINOR_VERSION 13
++#define NODE_PATCH_VERSION 0
+```
+"""
+# Helm's chart template guide (getting started): a template, YAML once rendered.
+TEMPLATE = """```yaml
+apiVersion: v1
+kind: ConfigMap
+metadata:
+  name: {{ .Release.Name }}-configmap
+data:
+  myvalue: "Hello World"
+```
+"""
+# An elided method (the style of every "rest unchanged" answer) and an object literal.
+ELIDED = """```js
+class Store {
+  get (key) {
+    // ...
+```
+
+```json
+{"name": "web", "dependencies": {...}}
+```
+"""
+
+
+@pytest.mark.parametrize(
+    ("markdown", "status", "note"),
+    [
+        (RESULT_SHOWN, BlockStatus.UNCHECKED, "code elided on line 3"),
+        (COMMENT_BODIES, BlockStatus.PARSED, "a fragment, read as comments standing for bodies"),
+        (COMMENT_PLACEHOLDER, BlockStatus.PARSED, "parsed with its elisions"),
+        (JSON_SEQUENCE, BlockStatus.PARSED, "read as a sequence of JSON documents"),
+        (SESSION, BlockStatus.UNCHECKED, "a console session"),
+        (DIFF, BlockStatus.UNCHECKED, "no parser for 'diff'"),
+        (TEMPLATE, BlockStatus.UNCHECKED, "a template"),
+    ],
+)
+def test_real_documentation_raises_no_finding(
+    markdown: str, status: BlockStatus, note: str
+) -> None:
+    ((got_status, got_note),) = _readings(markdown)
+    assert got_status is status and got_note.startswith(note)
+    report = run_stage1(_request("The example:\n\n" + markdown))
+    assert not [i for i in report.stage1.wall.issues if i.code is IssueCode.BROKEN_CODE_BLOCK]
+
+
+def test_elisions_are_not_errors_but_code_before_them_is_checked() -> None:
+    assert [s for s, _ in _readings(ELIDED)] == [BlockStatus.UNCHECKED, BlockStatus.UNCHECKED]
+    broken_first = "```js\nconst a = {;\n// ...\n```\n"
+    assert _readings(broken_first)[0][0] is BlockStatus.SYNTAX_ERROR
+
+
+@pytest.mark.parametrize(
+    ("tag", "fragment", "how"),
+    [
+        ("python", "    def area(self):\n        return self.w * self.h\n", "dedented"),
+        ("js", "name: 'web',\nreplicas: 3,\n", "object members"),
+        ("ts", "private items: string[] = []\nget size(): number {\n  return 1\n}\n", "class"),
+        ("json", '"name": "web",\n"private": true\n', "object members"),
+        ("xml", "<dependency/>\n<dependency/>\n", "elements without one root"),
+        ("sql", "SELECT `id` FROM `users` LIMIT 10\n", "read in the"),
+    ],
+)
+def test_fragments_are_read_as_an_editor_reads_them(tag: str, fragment: str, how: str) -> None:
+    ((status, note),) = _readings(f"```{tag}\n{fragment}```\n")
+    assert status is BlockStatus.PARSED and how in note
+
+
+def test_names_a_snippet_does_not_define_are_never_findings() -> None:
+    report = run_stage1(_request(_answer("python", "result = compute(data)\nprint(result)\n")))
+    assert report.stage1.passed, report.stage1.wall.issues
+
+
+def test_a_text_output_is_read_the_same_way() -> None:
+    report = run_stage1(_request(_answer("json", '{"a": 1,}\n'), kind="text"))
+    assert not report.stage1.wall.passed
+    assert report.stage1.code_blocks[0].status is BlockStatus.SYNTAX_ERROR
+
+
+def test_repeated_keys_in_a_json_or_yaml_block_are_definite_findings() -> None:
+    report = run_stage1(_request(_answer("yaml", "name: a\nreplicas: 2\nname: b\n")))
+    (issue,) = [i for i in report.stage1.wall.issues if i.code is IssueCode.DUPLICATE_KEY]
+    assert issue.position is not None and issue.position.line == 3
+    assert not report.stage1.wall.passed
+
+
+def test_a_markdown_output_without_code_lists_no_block() -> None:
+    report = run_stage1(_request("# Title\n\nPlain prose, with `inline code` only.\n"))
+    assert report.stage1.code_blocks == ()

@@ -1,0 +1,59 @@
+"""The code benches' own parts: the mutants are real defects, and docs/code.md is current."""
+
+from __future__ import annotations
+
+from bench import code_figures
+from bench.code_eval import fenced, fenced_flags, floor_fails
+from bench.public.code_corpus import RealFile
+from bench.public.code_mutations import candidates
+from bench.public.code_reference import reference_valid
+from bench.public.heldout import Half
+from schemas.code import CodeLanguage
+
+PYTHON = '''import json
+
+
+def load(path):
+    """Read one JSON file."""
+    with open(path) as handle:
+        data = json.load(handle)
+    if not isinstance(data, dict):
+        raise ValueError("not an object")
+    return {"path": path, "keys": sorted(data)}
+'''
+
+
+def test_every_operator_that_applies_makes_a_defect_the_reference_and_the_engine_refuse() -> None:
+    item = RealFile("python:example.py", CodeLanguage.PYTHON, PYTHON, Half.DEV)
+    assert reference_valid(CodeLanguage.PYTHON, [PYTHON]) == [True]
+    assert not floor_fails(CodeLanguage.PYTHON, PYTHON) and not fenced_flags(item, PYTHON)
+    kept = 0
+    for operator, mutants in candidates(CodeLanguage.PYTHON, item.item_id, PYTHON).items():
+        invalid = [
+            m
+            for m, ok in zip(mutants, reference_valid(CodeLanguage.PYTHON, mutants), strict=True)
+            if not ok
+        ]
+        if invalid:
+            kept += 1
+            assert floor_fails(CodeLanguage.PYTHON, invalid[0]), operator
+            assert fenced_flags(item, invalid[0]), operator
+    assert kept >= 4
+
+
+def test_a_file_holding_backticks_is_fenced_with_a_longer_fence() -> None:
+    text = 'DOC = """\n```python\nx = 1\n```\n"""\n'
+    item = RealFile("python:doc.py", CodeLanguage.PYTHON, text, Half.DEV)
+    assert "````python\n" in fenced(item)
+    assert not fenced_flags(item, text)
+
+
+def test_the_shell_reference_is_bash() -> None:
+    assert reference_valid(CodeLanguage.SHELL, ["for i do echo; done\n", "if true; then\n"]) == [
+        True,
+        False,
+    ]
+
+
+def test_docs_code_md_shows_the_last_measured_figures() -> None:
+    assert code_figures.main(["--check"]) == 0, "run python -m bench.code_figures"

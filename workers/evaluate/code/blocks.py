@@ -1,0 +1,165 @@
+"""Each fenced block of an output, read by its language's parser the way an editor reads it.
+
+A block parses as written, or as the fragment it is (``leniency``), or it is rejected
+with the parser's message and position. Whatever cannot be read with certainty is left
+unchecked and never failed: an unknown language, an untagged block, a console session,
+a diff, a template, and an error at or after a line the writer elided.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from functools import lru_cache
+
+from schemas.code import MAX_LISTED_BLOCKS, BlockStatus, CodeBlock, CodeLanguage, Position
+from schemas.request import NodeOutput, OutputKind
+from workers.evaluate.code import leniency
+from workers.evaluate.code.fences import FencedBlock, fenced_blocks
+from workers.evaluate.code.syntax import parses_as_tsx, parses_in_sql_dialect, syntax_error
+from workers.evaluate.parsed import ParseFailure
+
+_CACHE_SIZE = 64
+#: Most blocks of one output that are parsed.
+MAX_READ_BLOCKS = 100
+
+
+@dataclass(frozen=True, slots=True)
+class BlockReading:
+    """What became of one block, and the parser's failure when it was rejected."""
+
+    block: FencedBlock
+    status: BlockStatus
+    note: str = ""
+    failure: ParseFailure | None = None
+
+    @property
+    def position(self) -> Position | None:
+        """Where the parser stopped, inside the block and in the output."""
+        failure = self.failure
+        if failure is None or failure.line is None:
+            return None
+        return Position(
+            line=failure.line,
+            column=max(1, failure.column or 1),
+            block=self.block.index,
+            output_line=self.block.start_line + failure.line - 1,
+        )
+
+    def summary(self) -> CodeBlock:
+        """The block as a result lists it."""
+        return CodeBlock(
+            block=self.block.index,
+            tag=self.block.tag,
+            language=self.block.language,
+            line=self.block.start_line,
+            status=self.status,
+            note=self.note[:300],
+        )
+
+    def describe(self) -> str:
+        """``block 2 (python, output line 14), line 3, column 5: <message>``."""
+        block = self.block
+        where = f"block {block.index} ({block.tag or 'untagged'}, output line {block.start_line})"
+        failure = self.failure
+        if failure is None:
+            return where
+        if failure.line is None:
+            return f"{where}: {failure.message}"
+        return f"{where}, line {failure.line}, column {failure.column or 1}: {failure.message}"
+
+
+def listed_blocks(output: NodeOutput) -> tuple[CodeBlock, ...]:
+    """What a result lists of a markdown or text output's fenced blocks (the first fifty)."""
+    if output.kind not in (OutputKind.MARKDOWN, OutputKind.TEXT):
+        return ()
+    return tuple(r.summary() for r in read_blocks(output.content)[:MAX_LISTED_BLOCKS])
+
+
+@lru_cache(maxsize=_CACHE_SIZE)
+def read_blocks(text: str) -> tuple[BlockReading, ...]:
+    """Every fenced block of ``text``, read; () when there is none.
+
+    Past the first ``MAX_READ_BLOCKS`` blocks none is parsed: an output of thousands of
+    tiny broken blocks must not buy thousands of parses (each failing block tries several
+    readings).
+    """
+    return tuple(
+        read_block(block)
+        if block.index <= MAX_READ_BLOCKS
+        else BlockReading(block, BlockStatus.UNCHECKED, f"past the first {MAX_READ_BLOCKS} blocks")
+        for block in fenced_blocks(text)
+    )
+
+
+def read_block(block: FencedBlock) -> BlockReading:
+    """One block: parsed, rejected or unchecked, and why."""
+    language, body = block.language, block.body
+    if language is None:
+        why = f"no parser for {block.tag!r}" if block.tag else "untagged, of no certain language"
+        return BlockReading(block, BlockStatus.UNCHECKED, why)
+    unchecked = _not_code(language, body)
+    if unchecked:
+        return BlockReading(block, BlockStatus.UNCHECKED, unchecked)
+    how = _parses(language, body)
+    if how is not None:
+        return BlockReading(block, BlockStatus.PARSED, how)
+    failure = syntax_error(language, leniency.neutralised(language, body)) or syntax_error(
+        language, body
+    )
+    if leniency.is_template_error(language, body, failure.line if failure else None):
+        return BlockReading(block, BlockStatus.UNCHECKED, "a template: parsed once filled in")
+    elided = leniency.elided_lines(language, body)
+    if elided and (
+        failure is None
+        or failure.line is None
+        or failure.line >= elided[0]
+        or _parses_closed(language, leniency.neutralised(language, body))
+    ):
+        return BlockReading(
+            block, BlockStatus.UNCHECKED, f"code elided on line {elided[0]}: the rest is partial"
+        )
+    return BlockReading(block, BlockStatus.SYNTAX_ERROR, failure=failure)
+
+
+def _parses_closed(language: CodeLanguage, text: str) -> bool:
+    """Whether the code up to an elision parses once the brackets it left open are closed."""
+    completed = leniency.closed(text)
+    return completed is not None and syntax_error(language, completed) is None
+
+
+def _not_code(language: CodeLanguage, body: str) -> str:
+    if not body.strip():
+        return "empty"
+    if leniency.is_diff(body):
+        return "a diff"
+    if leniency.is_console_session(body):
+        return "a console session"
+    return ""
+
+
+def _parses(language: CodeLanguage, body: str) -> str | None:
+    """How the block parses (as written, or as a fragment), or None when no reading does."""
+    if syntax_error(language, body) is None:
+        return ""
+    text = leniency.neutralised(language, body)
+    if text != body and syntax_error(language, text) is None:
+        return "parsed with its elisions and placeholders standing in as code"
+    for wrapped, how in leniency.fragment_readings(language, text):
+        if syntax_error(language, wrapped) is None:
+            return f"a fragment, read as {how}"
+    return _other_dialect(language, text)
+
+
+def _other_dialect(language: CodeLanguage, text: str) -> str | None:
+    if language is CodeLanguage.SQL:
+        dialect = parses_in_sql_dialect(text)
+        return None if dialect is None else f"read in the {dialect} dialect"
+    if language is CodeLanguage.TYPESCRIPT and parses_as_tsx(text):
+        return "read as TSX"
+    if language is CodeLanguage.JSON:
+        lines = leniency.json_lines(text)
+        if len(lines) > 1 and all(syntax_error(language, line) is None for line in lines):
+            return "read as JSON Lines"
+        if leniency.json_sequence(text):
+            return "read as a sequence of JSON documents"
+    return None

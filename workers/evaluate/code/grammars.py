@@ -1,0 +1,107 @@
+"""tree-sitter grammars for the languages the standard library cannot parse.
+
+JavaScript, TypeScript (and TSX), shell (tree-sitter-bash), HTML and Dockerfile each come
+as one maintained grammar wheel. A grammar is loaded the first time an output needs it and
+kept for the life of the process; a parser is made per call (cheap, and never shared
+between threads). tree-sitter never gives up: it marks what it could not read with
+``ERROR`` nodes and what it had to invent with ``MISSING`` ones. The first of either, in
+document order, is the syntax error.
+"""
+
+from __future__ import annotations
+
+import importlib
+import threading
+import warnings
+from enum import StrEnum
+from typing import TYPE_CHECKING
+
+from workers.evaluate.parsed import ParseFailure
+
+if TYPE_CHECKING:
+    from tree_sitter import Language, Node
+
+
+class Grammar(StrEnum):
+    """One grammar wheel's language: ``module:function``."""
+
+    JAVASCRIPT = "tree_sitter_javascript:language"
+    TYPESCRIPT = "tree_sitter_typescript:language_typescript"
+    TSX = "tree_sitter_typescript:language_tsx"
+    BASH = "tree_sitter_bash:language"
+    HTML = "tree_sitter_html:language"
+    DOCKERFILE = "tree_sitter_dockerfile:language"
+
+
+_LOADED: dict[Grammar, Language] = {}
+_LOAD_LOCK = threading.Lock()
+#: Longest excerpt of the unreadable code a message quotes.
+_EXCERPT = 40
+
+
+def _language(grammar: Grammar) -> Language:
+    found = _LOADED.get(grammar)
+    if found is not None:
+        return found
+    with _LOAD_LOCK:
+        if grammar not in _LOADED:
+            from tree_sitter import Language
+
+            module, function = grammar.value.split(":")
+            pointer = getattr(importlib.import_module(module), function)()
+            with warnings.catch_warnings():
+                # tree-sitter-dockerfile 0.2 still hands over an int, which 0.26 deprecates.
+                warnings.simplefilter("ignore", DeprecationWarning)
+                _LOADED[grammar] = Language(pointer)
+        return _LOADED[grammar]
+
+
+def grammar_failure(grammar: Grammar, text: str, shown: str | None = None) -> ParseFailure | None:
+    """The first thing ``grammar`` could not read in ``text``, or None when it read it all.
+
+    ``shown``: the text the message quotes, when ``text`` was blanked in places first.
+    """
+    from tree_sitter import Parser
+
+    source = text.encode("utf-8", errors="surrogatepass")
+    root = Parser(_language(grammar)).parse(source).root_node
+    if not root.has_error:
+        return None
+    bad = _first_error(root)
+    if bad is None:
+        return None
+    row, byte_column = bad.start_point
+    if shown is not None:
+        source = shown.encode("utf-8", errors="surrogatepass")
+    lines = source.split(b"\n")
+    column = (
+        len(lines[row][:byte_column].decode("utf-8", errors="replace")) + 1
+        if row < len(lines)
+        else 1
+    )
+    return ParseFailure(_message(bad, lines, row, byte_column), row + 1, column)
+
+
+def _first_error(root: Node) -> Node | None:
+    """The first ERROR or MISSING node in document order, descending only where errors are.
+
+    An implicit end tag (HTML's ``</p>`` or ``</li>`` left out, or every element still open
+    at the end of the document) is HTML's own syntax, not a missing token.
+    """
+    stack = [root]
+    while stack:
+        node = stack.pop()
+        if node.is_error or (node.is_missing and not node.type.startswith("_implicit")):
+            return node
+        stack.extend(reversed([child for child in node.children if child.has_error]))
+    return None
+
+
+def _message(bad: Node, lines: list[bytes], row: int, byte_column: int) -> str:
+    if bad.is_missing:
+        return f"missing {bad.type!r}"
+    rest = lines[row][byte_column:].decode("utf-8", errors="replace").strip()
+    if not rest:
+        return "unexpected end of line"
+    excerpt = rest if len(rest) <= _EXCERPT else rest[: _EXCERPT - 3] + "..."
+    return f"cannot parse {excerpt!r}"

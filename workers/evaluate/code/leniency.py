@@ -1,0 +1,228 @@
+"""What documentation does to code on purpose, which a parser would take for an error.
+
+A writer elides (``...``, ``# ...``, ``// rest unchanged``), shows a console session
+(``$ ``, ``>>> ``, ``In [1]:``) or a diff, quotes a fragment (a method, an object literal, a
+WHERE clause's dialect), fills in a template (``{{ }}``, ``{% %}``, ``${VAR}``) or leaves a
+placeholder (``<your-token>``). None of that is a defect of the code, and none is ever a
+finding. Each helper here is a plain function of a block's text.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import textwrap
+from collections.abc import Iterator
+
+from schemas.code import CodeLanguage
+
+_L = CodeLanguage
+
+_PROMPT = re.compile(
+    r"^[ \t]*(?:\$|>>>|In \[\d*\]:|PS(?: [A-Za-z]:\\[^>\n]*)?>|[A-Za-z]:\\[^>\n]*>|❯|➜"
+    r"|[\w.-]+@[\w.-]+:[^$\n]*\$)(?:[ \t]|$)",
+    re.M,
+)
+_DIFF_HEADER = re.compile(r"^(?:@@ |diff --git |\+\+\+ |--- a/)", re.M)
+_DIFF_LINE = re.compile(r"^[+\- ]|^$")
+#: ``...`` or ``…`` standing for code, not JavaScript's spread (``...args``) or a range (``a...b``).
+_INLINE_ELISION = re.compile(r"(?<![\w.\])])(?:\.{3}|…)(?![\w.$\[{(\"'`])")
+#: Languages in which a bare ``...`` is not code of their own (Python's Ellipsis, YAML's
+#: document end, a shell word and markup text are).
+_ELLIPSIS_FOREIGN = frozenset({_L.JSON, _L.JAVASCRIPT, _L.TYPESCRIPT, _L.SQL, _L.TOML})
+#: A whole-line comment that says no more than that code was left out: ``# ...``,
+#: ``// rest unchanged``, ``/* ... more methods ... */``, ``<!-- snip -->``.
+_ELISION_COMMENT = re.compile(
+    r"^[ \t]*(?:#|//|--|/\*|<!--|;)(?=.*?(?:\.{3}|…|[a-z]{3}))[ \t]*(?:\.{3}|…)?[ \t]*"
+    r"(?:(?:the )?rest(?: of (?:the )?(?:code|file|class|function|method|implementation|config))?"
+    r"(?: (?:is )?(?:unchanged|omitted|elided|as before|the same|stays the same))?"
+    r"|(?:more|other|remaining|existing|your) (?:code|lines|methods|fields|tests|logic|config)"
+    r"(?: here| omitted| unchanged| goes here)?"
+    r"|(?:code|lines?) (?:omitted|elided|removed for brevity)|snip(?:ped)?|etc\.?|and so on)?"
+    r"[ \t]*(?:\.{3}|…)?[ \t]*(?:\*/|-->)?[ \t]*$",
+    re.I | re.M,
+)
+_RESULT = re.compile(r"^[ \t]*(?:(?://|#)[ \t]*)?=>(?:[ \t]|$)")
+#: A comment standing where an expression belongs: ``if (/* condition */)``.
+_COMMENT_AS_CODE = re.compile(r"\([ \t]*/\*[^*\n]*\*/[ \t]*\)")
+#: A comment-only line: in Python it may stand for a block's body.
+_COMMENT_LINE = re.compile(r"^([ \t]*)#.*$", re.M)
+_TEMPLATE = re.compile(r"\{\{.*?\}\}|\{%.*?%\}|\{#.*?#\}|<%.*?%>")
+_OWN_BRACES = frozenset({_L.PYTHON, _L.JAVASCRIPT, _L.TYPESCRIPT})
+_DOLLAR_BRACE = re.compile(r"\$\{[^}\n]*\}")
+#: Languages in which ``${NAME}`` is their own syntax, not a template's.
+_OWN_DOLLAR_BRACE = frozenset({_L.SHELL, _L.JAVASCRIPT, _L.TYPESCRIPT, _L.DOCKERFILE, _L.YAML})
+_PLACEHOLDER = re.compile(r"<[A-Za-z][\w .:/-]{0,60}>")
+#: Languages in which ``<word>`` is not syntax of their own, so it is a writer's placeholder.
+_PLACEHOLDER_LANGUAGES = frozenset({_L.SHELL, _L.SQL, _L.PYTHON, _L.JSON, _L.TOML, _L.DOCKERFILE})
+_STAND_IN = {_L.JSON: "null", _L.TOML: "0", _L.SHELL: "X", _L.DOCKERFILE: "X"}
+_MAGIC = re.compile(r"^([ \t]*)[%!](?=[A-Za-z%])", re.M)
+_JSON_COMMENT = re.compile(r'"(?:\\.|[^"\\\n])*"|//[^\n]*|/\*.*?\*/', re.S)
+
+
+def is_console_session(body: str) -> bool:
+    """Whether the block opens with a prompt (``$ ``, ``>>> ``, ``In [1]:``): a session shown."""
+    lines = (
+        line for line in body.split("\n") if line.strip() and not line.lstrip().startswith("#")
+    )
+    first = next(lines, "")
+    return _PROMPT.match(first) is not None
+
+
+def is_diff(body: str) -> bool:
+    """Whether the block is a patch: hunk headers, or only ``+``, ``-`` and context lines."""
+    if _DIFF_HEADER.search(body):
+        return True
+    lines = body.rstrip("\n").split("\n")
+    added = any(line.startswith("+") for line in lines)
+    removed = any(line.startswith("-") for line in lines)
+    return added and removed and all(_DIFF_LINE.match(line) for line in lines)
+
+
+def template_lines(language: CodeLanguage, body: str) -> list[int]:
+    """The 1-based lines a template marks: ``{{ }}``, ``{% %}``, ``<% %>``, a foreign ``${VAR}``."""
+    dollar = language not in _OWN_DOLLAR_BRACE
+    return [
+        number
+        for number, line in enumerate(body.split("\n"), 1)
+        if _TEMPLATE.search(line) or (dollar and _DOLLAR_BRACE.search(line))
+    ]
+
+
+def is_template_error(language: CodeLanguage, body: str, line: int | None) -> bool:
+    """Whether a parse error at ``line`` may be a template's doing, not the code's.
+
+    In Python, JavaScript and TypeScript ``{{`` is code (a format string's brace, a nested
+    object, JSX): only an error on a marked line is the template's. Elsewhere an error at
+    or after the first marked line may be (a Helm chart's ``{{- if }}`` shifts what follows).
+    """
+    marked = template_lines(language, body)
+    if not marked:
+        return False
+    if language in _OWN_BRACES:
+        return line in marked
+    return line is None or line >= marked[0]
+
+
+def elided_lines(language: CodeLanguage, body: str) -> list[int]:
+    """The 1-based lines on which the writer left code out, or showed its result, in order.
+
+    A line that opens with ``=>`` (``// =>``, ``# =>``) shows what the line above returns,
+    as documentation writes it: what follows is output, and a parser reads the ``=>`` as
+    part of the line above (an arrow function), so that line counts too.
+    """
+    inline = language in _ELLIPSIS_FOREIGN
+    code = _code_only(language, body).split("\n") if inline else []
+    found: list[int] = []
+    for number, line in enumerate(body.split("\n"), 1):
+        if _RESULT.match(line):
+            found.extend((number - 1, number) if number > 1 else (number,))
+        elif _ELISION_COMMENT.match(line) or (inline and _INLINE_ELISION.search(code[number - 1])):
+            found.append(number)
+    return sorted(set(found))
+
+
+_STRINGS_AND_COMMENTS = {
+    _L.SQL: re.compile(r"'(?:''|[^'])*'|\"[^\"]*\"|--[^\n]*|/\*.*?\*/", re.S),
+    _L.TOML: re.compile(r"\"(?:\\.|[^\"\\\n])*\"|'[^'\n]*'|#[^\n]*"),
+}
+_C_LIKE = re.compile(
+    r"\"(?:\\.|[^\"\\\n])*\"|'(?:\\.|[^'\\\n])*'|`(?:\\.|[^`\\])*`|//[^\n]*|/\*.*?\*/", re.S
+)
+
+
+def _code_only(language: CodeLanguage, body: str) -> str:
+    """``body`` with its strings and comments blanked, newlines kept: where ``...`` is code."""
+    pattern = _STRINGS_AND_COMMENTS.get(language, _C_LIKE)
+    return pattern.sub(lambda m: re.sub(r"[^\n]", " ", m.group(0)), body)
+
+
+def neutralised(language: CodeLanguage, body: str) -> str:
+    """The block with inline elisions, placeholders and magics standing in as code.
+
+    Every line keeps its number, so a parser's position still points into the block.
+    """
+    text = body
+    if language in _ELLIPSIS_FOREIGN:
+        text = _INLINE_ELISION.sub(_STAND_IN.get(language, "_"), text)
+    if language in _PLACEHOLDER_LANGUAGES:
+        text = _PLACEHOLDER.sub(_STAND_IN.get(language, "_"), text)
+    if language is _L.PYTHON:
+        text = _MAGIC.sub(r"\1pass  #", text)
+    if language in (_L.JAVASCRIPT, _L.TYPESCRIPT):
+        text = _COMMENT_AS_CODE.sub(lambda m: "(_" + " " * (len(m.group(0)) - 3) + ")", text)
+    if language is _L.JSON:
+        text = _JSON_COMMENT.sub(_keep_strings_blank_comments, text)
+    return text
+
+
+def _keep_strings_blank_comments(match: re.Match[str]) -> str:
+    found = match.group(0)
+    if found.startswith('"'):
+        return found
+    return re.sub(r"[^\n]", " ", found)
+
+
+def fragment_readings(language: CodeLanguage, text: str) -> Iterator[tuple[str, str]]:
+    """``text`` as the fragments an editor would read it as: (wrapped text, how).
+
+    Each wrapping opens and closes on lines of its own: a reading only says whether the
+    code parses (a failure's position comes from the block as written), and an opener on
+    the code's first line would hide what a parser reads only there (a TypeScript
+    ``/// <reference>`` directive).
+    """
+    if language is _L.PYTHON:
+        yield textwrap.dedent(text), "an indented fragment, dedented"
+        yield _COMMENT_LINE.sub(r"\1pass", textwrap.dedent(text)), "comments standing for bodies"
+    elif language is _L.JSON:
+        yield "{\n" + text + "\n}", "object members"
+        yield "[\n" + text + "\n]", "array items"
+    elif language in (_L.JAVASCRIPT, _L.TYPESCRIPT):
+        yield "(\n" + text + "\n)", "an expression"
+        yield "({\n" + text + "\n})", "object members"
+        yield "class _ {\n" + text + "\n}", "class members"
+        yield "async function* _() {\n" + text + "\n}", "a function body"
+    elif language is _L.XML and not text.lstrip().startswith("<?xml"):
+        yield "<_>\n" + text + "\n</_>", "elements without one root"
+
+
+_SKIPPED = re.compile(
+    r"\"(?:\\.|[^\"\\\n])*\"|'(?:\\.|[^'\\\n])*'|//[^\n]*|/\*.*?\*/|#[^\n]*", re.S
+)
+_PAIRS = {"(": ")", "[": "]", "{": "}"}
+
+
+def closed(text: str) -> str | None:
+    """``text`` with the brackets an elision left open closed after it; None if none are open.
+
+    Strings and comments are skipped; a closing bracket that matches nothing means the text
+    is not merely cut short, so nothing is closed.
+    """
+    stack: list[str] = []
+    for char in _SKIPPED.sub(" ", text):
+        if char in _PAIRS:
+            stack.append(_PAIRS[char])
+        elif char in ")]}":
+            if not stack or stack.pop() != char:
+                return None
+    return text.rstrip() + "\n" + "".join(reversed(stack)) + "\n" if stack else None
+
+
+def json_sequence(text: str) -> bool:
+    """Whether ``text`` is two or more whole JSON documents one after another."""
+    decoder, at, count = json.JSONDecoder(), 0, 0
+    while True:
+        while at < len(text) and text[at].isspace():
+            at += 1
+        if at >= len(text):
+            return count > 1
+        try:
+            _, at = decoder.raw_decode(text, at)
+        except (ValueError, RecursionError):
+            return False
+        count += 1
+
+
+def json_lines(text: str) -> list[str]:
+    """The non-blank lines of a block that may be JSON Lines."""
+    return [line for line in text.split("\n") if line.strip()]

@@ -1,0 +1,169 @@
+"""One question for every language: where does its parser stop reading this text?
+
+The standard library parses Python, JSON, TOML and XML; sqlglot parses SQL (the Floor's
+own parser); PyYAML reads every document of a YAML stream (composing, never
+constructing, so no tag and no alias is ever acted on); tree-sitter's grammars read the
+rest (``grammars``), a shell script's rejection confirmed by ``bash -n`` (``bash``).
+Each heavy parser is imported the first time a text needs it.
+"""
+
+from __future__ import annotations
+
+import re
+import tomllib
+from collections.abc import Callable
+from functools import lru_cache
+from xml.parsers import expat
+
+from schemas.code import CodeLanguage
+from workers.evaluate.code.bash import bash_failure
+from workers.evaluate.code.grammars import Grammar, grammar_failure
+from workers.evaluate.parsed import ParseFailure, json_document, python_tree, sql_statements
+
+_CACHE_SIZE = 256
+_TOML_AT = re.compile(r"\s*\(at line (\d+), column (\d+)\)$")
+
+
+def _python(text: str) -> ParseFailure | None:
+    tree = python_tree(text)
+    return tree if isinstance(tree, ParseFailure) else None
+
+
+def _json(text: str) -> ParseFailure | None:
+    document = json_document(text)
+    return document if isinstance(document, ParseFailure) else None
+
+
+def _sql(text: str) -> ParseFailure | None:
+    statements = sql_statements(text)
+    return statements if isinstance(statements, ParseFailure) else None
+
+
+def _toml(text: str) -> ParseFailure | None:
+    try:
+        tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        message = str(exc)
+        at = _TOML_AT.search(message)
+        if at is None:
+            return ParseFailure(message)
+        return ParseFailure(message[: at.start()], int(at.group(1)), int(at.group(2)))
+    except RecursionError:
+        return ParseFailure("nesting too deep to parse")
+    return None
+
+
+def _xml(text: str) -> ParseFailure | None:
+    # Expat fetches nothing: no external entity handler is set, and its amplification
+    # limits stop an entity bomb.
+    parser = expat.ParserCreate()
+    try:
+        parser.Parse(text, True)
+    except expat.ExpatError as exc:
+        return ParseFailure(expat.ErrorString(exc.code), exc.lineno, exc.offset + 1)
+    return None
+
+
+def _yaml(text: str) -> ParseFailure | None:
+    from workers.evaluate.code.yaml_docs import yaml_failure
+
+    return yaml_failure(text)
+
+
+def _shell(text: str) -> ParseFailure | None:
+    read = grammar_failure(Grammar.BASH, text)
+    if read is None:
+        return None
+    refused = bash_failure(text)
+    if refused is None or refused.line != read.line:
+        return refused
+    return ParseFailure(refused.message, refused.line, read.column)
+
+
+_XML_DECLARATION = re.compile(r"\A\s*<\?xml[^>]*\?>")
+#: Text characters HTML allows bare: ``>``, and ``&`` that starts no character reference.
+_BARE = re.compile(r">|&(?![A-Za-z][A-Za-z0-9]*;?|#)")
+_MARKUP = re.compile(r"<(?:!--.*?-->|[A-Za-z/!?](?:\"[^\"]*\"|'[^']*'|[^'\">])*>?)", re.S)
+
+
+def _html(text: str) -> ParseFailure | None:
+    """HTML as a browser reads it: a bare ``>`` or ``&`` in text and XHTML's declaration are fine.
+
+    tree-sitter-html takes both for errors; each is blanked out, one character for one, so
+    a position still points at the same place.
+    """
+    text = _XML_DECLARATION.sub(lambda m: re.sub(r"[^\n]", " ", m.group(0)), text)
+    pieces, at = [], 0
+    for tag in _MARKUP.finditer(text):
+        pieces.append(_BARE.sub(" ", text[at : tag.start()]))
+        pieces.append(tag.group(0))
+        at = tag.end()
+    pieces.append(_BARE.sub(" ", text[at:]))
+    return grammar_failure(Grammar.HTML, "".join(pieces), shown=text)
+
+
+_DIRECTIVE = re.compile(r"^///[ \t]*<reference\b[^\n]*$", re.M)
+_WELL_FORMED_DIRECTIVE = re.compile(
+    r"^///[ \t]*<reference(?:[ \t]+[a-z-]+[ \t]*=[ \t]*(?:\"[^\"\n]*\"|'[^'\n]*'))+[ \t]*/>[ \t]*$"
+)
+
+
+def _typescript(text: str, grammar: Grammar = Grammar.TYPESCRIPT) -> ParseFailure | None:
+    """TypeScript, with the compiler's triple-slash directives (``/// <reference ... />``).
+
+    tree-sitter reads a directive as a comment; the compiler parses it, and refuses one
+    that is not well formed (error TS1084).
+    """
+    failure = grammar_failure(grammar, text)
+    if failure is not None:
+        return failure
+    for directive in _DIRECTIVE.finditer(text):
+        if not _WELL_FORMED_DIRECTIVE.match(directive.group(0)):
+            line = text.count("\n", 0, directive.start()) + 1
+            return ParseFailure("invalid 'reference' directive syntax", line, 1)
+    return None
+
+
+def _grammar(grammar: Grammar) -> Callable[[str], ParseFailure | None]:
+    return lambda text: grammar_failure(grammar, text)
+
+
+_PARSERS: dict[CodeLanguage, Callable[[str], ParseFailure | None]] = {
+    CodeLanguage.PYTHON: _python,
+    CodeLanguage.JSON: _json,
+    CodeLanguage.SQL: _sql,
+    CodeLanguage.TOML: _toml,
+    CodeLanguage.XML: _xml,
+    CodeLanguage.YAML: _yaml,
+    CodeLanguage.JAVASCRIPT: _grammar(Grammar.JAVASCRIPT),
+    CodeLanguage.TYPESCRIPT: _typescript,
+    CodeLanguage.SHELL: _shell,
+    CodeLanguage.HTML: _html,
+    CodeLanguage.DOCKERFILE: _grammar(Grammar.DOCKERFILE),
+}
+
+
+@lru_cache(maxsize=_CACHE_SIZE)
+def syntax_error(language: CodeLanguage, text: str) -> ParseFailure | None:
+    """Where ``language``'s parser stops reading ``text``, or None when it reads it all."""
+    try:
+        return _PARSERS[language](text)
+    except RecursionError:
+        return ParseFailure("nesting too deep to parse")
+
+
+#: Dialects a fenced SQL block may be written in, tried only after the default one fails.
+SQL_DIALECTS = ("postgres", "mysql", "sqlite", "tsql", "bigquery", "snowflake", "duckdb")
+
+
+def parses_in_sql_dialect(text: str) -> str | None:
+    """The first of ``SQL_DIALECTS`` that reads ``text`` as the Floor reads SQL, or None."""
+    for dialect in SQL_DIALECTS:
+        if not isinstance(sql_statements(text, dialect), ParseFailure):
+            return dialect
+    return None
+
+
+def parses_as_tsx(text: str) -> bool:
+    """Whether TypeScript's JSX grammar reads ``text`` (a ``.tsx`` block tagged ``ts``)."""
+    return _typescript(text, Grammar.TSX) is None
