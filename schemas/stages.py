@@ -10,6 +10,7 @@ from pydantic import Field
 from schemas.base import Unit, WireModel
 from schemas.claims import MAX_CLAIMS, CheckedClaim
 from schemas.quality import Dimension
+from schemas.references import MAX_REFERENCES, ReferenceCheck
 from schemas.request import GroundingPolicy
 
 
@@ -81,6 +82,11 @@ class IssueCode(StrEnum):
     UNLINKED_WORDING = "UnlinkedWording"
     CONTRADICTS_INPUT = "ContradictsInput"
     MORE_UNSUPPORTED = "MoreUnsupported"
+    # references checked against the world (workers/evaluate/references)
+    DEAD_REFERENCE = "DeadReference"
+    UNREACHABLE_REFERENCE = "UnreachableReference"
+    MISQUOTED_REFERENCE = "MisquotedReference"
+    FUTURE_REFERENCE = "FutureReference"
     # the judged part of the Wall
     JUDGE_INDETERMINATE = "JudgeIndeterminate"
 
@@ -176,6 +182,9 @@ class Stage1Result(WireModel):
     """The structural check."""
     wall: WallResult
     """The semantic check; not run when the Floor failed."""
+    references: tuple[ReferenceCheck, ...] = Field(default=(), max_length=MAX_REFERENCES)
+    """Each URL the output cites, with its status chain and what it means (empty when it
+    cites none, or fetching is off: ``WINDAGS_REFS_FETCH``)."""
 
 
 class BiasCheck(WireModel):

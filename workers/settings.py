@@ -7,11 +7,20 @@ refuses to build when they do not.
 
 from __future__ import annotations
 
+import ipaddress
+import re
 from collections.abc import Mapping
 from typing import Annotated, ClassVar, Self
 
-from pydantic import AfterValidator, Field, SecretStr, ValidationError, model_validator
-from pydantic_settings import BaseSettings, PydanticBaseSettingsSource, SettingsConfigDict
+from pydantic import (
+    AfterValidator,
+    BeforeValidator,
+    Field,
+    SecretStr,
+    ValidationError,
+    model_validator,
+)
+from pydantic_settings import BaseSettings, NoDecode, PydanticBaseSettingsSource, SettingsConfigDict
 
 from schemas.judging import ModelPrice
 from workers.endpoint import DEFAULT_PRICING as DEFAULT_PRICING
@@ -23,10 +32,31 @@ from workers.keys import Keys
 from workers.redis_urls import check_master, checked_broker_url, checked_url, is_cluster
 
 ENV_PREFIX = "WINDAGS_"
+USER_AGENT = "windags-evaluator/0.1 (reference check; +https://pypi.org/project/windags-evaluator/)"
+"""What fetches of cited URLs say they are: the project, honestly (no browser's name)."""
 
 
 STAGE1_JUDGE_CALLS = 1
 STAGE2_JUDGE_CALLS = 5
+
+
+IPNetwork = ipaddress.IPv4Network | ipaddress.IPv6Network
+
+
+def _networks(value: object) -> object:
+    """``WINDAGS_REFS_ALLOW_NETWORKS``: CIDRs, comma- or space-separated, or a list."""
+    if not isinstance(value, str | list | tuple):
+        return value
+    items = re.split(r"[,\s]+", value) if isinstance(value, str) else list(value)
+    networks = []
+    for item in items:
+        if isinstance(item, str) and not item.strip():
+            continue
+        try:
+            networks.append(ipaddress.ip_network(str(item).strip(), strict=False))
+        except ValueError:
+            raise ValueError(f"{str(item)[:60]!r} is not a network in CIDR form") from None
+    return tuple(networks)
 
 
 class Settings(BaseSettings):
@@ -165,10 +195,57 @@ class Settings(BaseSettings):
     review_ui_secure_cookie: bool = False
     """Mark the page's cookies Secure (served over HTTPS)."""
 
+    # References checked against the world (workers.lookups, docs/references.md).
+    refs_fetch: bool = False
+    """Fetch the URLs outputs cite (``on``/``off``): off, nothing leaves the machine for them."""
+    refs_allow_networks: Annotated[tuple[IPNetwork, ...], NoDecode, BeforeValidator(_networks)] = ()
+    """CIDRs a fetch may reach although not public (an intranet; the tests' loopback),
+    comma-separated. Empty: only public unicast addresses."""
+    refs_max_urls: int = Field(default=20, ge=1, le=100)
+    """URLs fetched per review; the rest are listed as unverified."""
+    refs_budget_s: float = Field(default=30.0, gt=0.0, le=300.0)
+    """Time one review's look-ups may take in all; what is left then stays unverified."""
+    refs_connect_timeout_s: float = Field(default=5.0, gt=0.0, le=60.0)
+    """Longest wait for one connection."""
+    refs_fetch_timeout_s: float = Field(default=15.0, gt=0.0, le=120.0)
+    """Longest one URL's fetch may take, redirects and a slow body included."""
+    refs_max_body_bytes: int = Field(default=2 * 1024 * 1024, ge=1024, le=64 * 1024 * 1024)
+    """Body bytes read per page, counted after decompression; a larger page is read in part."""
+    refs_max_header_bytes: int = Field(default=64 * 1024, ge=1024, le=1024 * 1024)
+    """The most a response's status line and headers may take."""
+    refs_max_redirects: int = Field(default=5, ge=0, le=10)
+    """Redirects followed, each checked like the first request."""
+    refs_host_in_flight: int = Field(default=2, ge=1, le=32)
+    """Requests in flight to one host across the whole fleet."""
+    refs_host_spacing_s: float = Field(default=0.25, ge=0.0, le=60.0)
+    """Least time between two requests to one host across the fleet."""
+    refs_retry_after_cap_s: float = Field(default=60.0, ge=0.0, le=3600.0)
+    """The longest a ``Retry-After`` keeps the fleet off a host."""
+    refs_cache_live_s: int = Field(default=6 * 3600, ge=0)
+    """How long a page that answered is reused (0: not cached)."""
+    refs_cache_dead_s: int = Field(default=3600, ge=0)
+    """How long a confirmed 404, 410 or NXDOMAIN is reused (transient answers never are)."""
+    refs_user_agent: str = Field(default=USER_AGENT, min_length=1, max_length=200)
+    """The User-Agent fetches name themselves with."""
+    refs_soft_limit_s: int = Field(default=60, ge=1)
+    """The refs task's soft limit; above ``refs_budget_s`` plus one fetch's timeout."""
+    refs_hard_limit_s: int = Field(default=75, ge=2)
+
     @model_validator(mode="after")
     def _sentinels_name_their_master(self) -> Self:
         check_master(self.redis_url, self.redis_sentinel_master)
         check_master(self.state_url, self.redis_sentinel_master)
+        return self
+
+    @model_validator(mode="after")
+    def _refs_limits_nest(self) -> Self:
+        worst = self.refs_budget_s + self.refs_fetch_timeout_s
+        if not worst < self.refs_soft_limit_s < self.refs_hard_limit_s < self.visibility_timeout_s:
+            raise ConfigurationError(
+                f"refs: need budget + one fetch ({worst:.0f}s) < soft limit "
+                f"({self.refs_soft_limit_s}s) < hard limit ({self.refs_hard_limit_s}s) "
+                f"< visibility timeout ({self.visibility_timeout_s}s)"
+            )
         return self
 
     @model_validator(mode="after")

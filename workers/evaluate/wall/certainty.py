@@ -14,7 +14,10 @@ bench.fit_suspicion``: on the dev half of the tunable HaluEval items, sent as a 
 sends them (the input in ``sources``, no policy declared), the share of right outputs and
 of hallucinated ones the code fires on, for summaries (abstractive inferred) and dialogue
 replies (open inferred). The first five are suspect unless ``extractive`` is declared; the
-last two always are. Every code not listed is definite under every policy.
+last three always are. Every code not listed is definite under every policy, but for
+``DeadReference`` and ``MisquotedReference``, whose certainty comes with them from the
+status table (``workers/evaluate/references/statuses.py``: a 404 is definite once a second
+request confirms it, a quote is missing for certain only from a page read whole).
 
 | code               | right: summary, dialogue | wrong: summary, dialogue | why not definite  |
 |--------------------|--------------------------|--------------------------|-------------------|
@@ -25,6 +28,7 @@ last two always are. Every code not listed is definite under every policy.
 | UnlinkedClaim      | 0.212, 0.084             | 0.184, 0.053             | related elsewhere |
 | UnsupportedClaim   | 0.004, -                 | 0.007, -                 | a pattern         |
 | JudgeIndeterminate | -                        | -                        | a judge failed    |
+| UnreachableReference | -                      | -                        | 403, 429, 5xx...  |
 
 Under a declared ``extractive`` policy the first five are definite: the node's contract
 says any word it adds is invented (HaluEval QA, extractive inferred: each fires on at most
@@ -50,9 +54,21 @@ LACKED_BY_INPUT = frozenset(
     }
 )
 #: Suspect under every policy.
-ALWAYS_SUSPECT = frozenset({IssueCode.UNSUPPORTED_CLAIM, IssueCode.JUDGE_INDETERMINATE})
-#: Folds of other findings: they keep the certainty of what they fold.
-FOLDS = frozenset({IssueCode.MORE_UNSUPPORTED})
+ALWAYS_SUSPECT = frozenset(
+    {
+        IssueCode.UNSUPPORTED_CLAIM,
+        IssueCode.JUDGE_INDETERMINATE,
+        IssueCode.UNREACHABLE_REFERENCE,
+    }
+)
+#: Folds of other findings, and findings the status table graded: they keep their own.
+FOLDS = frozenset(
+    {
+        IssueCode.MORE_UNSUPPORTED,
+        IssueCode.DEAD_REFERENCE,
+        IssueCode.MISQUOTED_REFERENCE,
+    }
+)
 
 
 def certainty_of(code: IssueCode, use: GroundingUse | None) -> Certainty:
