@@ -37,7 +37,8 @@ ALLOWED: dict[str, frozenset[str]] = {
         {"connections", "errors", "evaluate", "keys", "records", "results", "settings"}
     ),
     "learning": frozenset({"connections", "evaluate", "records", "settings"}),
-    "review": frozenset({"evaluate", "judges", "settings"}),
+    "lookups": frozenset({"evaluate", "keys", "observe", "settings"}),
+    "review": frozenset({"evaluate", "judges", "lookups", "settings"}),
     "fleet": frozenset(
         {
             "connections",
@@ -49,6 +50,7 @@ ALLOWED: dict[str, frozenset[str]] = {
             "judges",
             "keys",
             "learning",
+            "lookups",
             "observe",
             "records",
             "redis_urls",
@@ -102,6 +104,7 @@ ENGINE_ALLOWED: dict[str, frozenset[str]] = {
     "ceiling": _SHARED | {"floor", "wall", "judge_task"},
     "escalation": _SHARED | {"floor", "wall"},
     "verdict": _SHARED | {"floor", "wall", "ceiling"},
+    "references": _SHARED | {"wall"},
     "stage1": _SHARED | {"floor", "wall", "verdict"},
     "__init__": _SHARED | {"floor", "wall", "ceiling", "escalation", "verdict", "stage1"},
 }

@@ -89,11 +89,13 @@ class PageServer:
     _stopping: threading.Event = field(default_factory=threading.Event)
     _threads: list[threading.Thread] = field(default_factory=list)
     _listener: socket.socket | None = None
+    _port: int = 0
 
     def __enter__(self) -> PageServer:
         family = socket.AF_INET6 if ":" in self.host else socket.AF_INET
         self._listener = socket.socket(family, socket.SOCK_STREAM)
         self._listener.bind((self.host, 0))
+        self._port = int(self._listener.getsockname()[1])
         self._listener.listen(64)
         self._listener.settimeout(0.2)
         accepting = threading.Thread(target=self._accept, name="page-server", daemon=True)
@@ -112,9 +114,8 @@ class PageServer:
 
     @property
     def port(self) -> int:
-        """The port the server listens on."""
-        assert self._listener is not None
-        return int(self._listener.getsockname()[1])
+        """The port the server listens on (kept after it closes, for the record)."""
+        return self._port
 
     def url(self, path: str, *, host: str | None = None) -> str:
         """The URL of ``path`` on this server (``host``: another spelling of its address)."""
@@ -151,6 +152,9 @@ class PageServer:
                 except OSError:
                     return
                 if not piece:
+                    return
+                if not head and piece[:1] == b"\x16":  # a TLS hello to a plain server
+                    conn.sendall(b"HTTP/1.1 400 Bad Request\r\nConnection: close\r\n\r\n")
                     return
                 head += piece
             path = head.split(b" ", 2)[1].decode("latin-1") if head.count(b" ") >= 2 else "/"

@@ -14,6 +14,7 @@ from workers.fleet.queues import Queue, TaskName
 from workers.fleet.refusals import as_text, refuse
 from workers.fleet.tries import digest
 from workers.intake import decode_request, encode_request
+from workers.lookups.steps import looked_up, plan_for
 from workers.observe import spans
 from workers.topology import with_derived_downstream
 
@@ -45,6 +46,13 @@ def handle_stage1(
         report = run_stage1(judged, wall_judge=deps.wall_judge)
         report = report.model_copy(update={"dag_version": dag_version})
         spans.note_stage1(judged, report)
+        # An output that cites something the lane must look up goes to the refs queue
+        # first; one that cites nothing takes today's path.
+        plan = plan_for(judged, report, deps.settings)
+        if plan.needs_network:
+            args = (whose.model_dump_json(), encode_request(judged), report.model_dump_json())
+            return Hop(TaskName.REFS, args)
+        report = looked_up(judged, report, plan, None)
         args = (whose.model_dump_json(), encode_request(judged), report.model_dump_json())
         return Hop(TaskName.ROUTER, args)
 

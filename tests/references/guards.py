@@ -1,0 +1,54 @@
+"""What every reference test fetches through: a resolver it scripts and a connect guard.
+
+The guard lets a connection through only to the test's own loopback server and fails the
+test on any other attempt, so no test can reach an address outside 127.0.0.0/8 and ::1,
+and a refusal is shown by the absence of a connection, not by trying one.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+import socket
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+
+import pytest
+
+from workers.lookups.addresses import IPAddress
+from workers.lookups.resolver import NameNotFound, ResolutionFailed
+from workers.lookups.transport import connect_tcp
+
+LOOPBACK = (ipaddress.ip_network("127.0.0.0/8"), ipaddress.ip_network("::1/128"))
+
+
+@dataclass
+class ScriptedResolver:
+    """Answers names from a table; ``missing`` names are NXDOMAIN, ``failing`` SERVFAIL."""
+
+    answers: Mapping[str, Sequence[str]] = field(default_factory=dict)
+    missing: frozenset[str] = frozenset()
+    failing: frozenset[str] = frozenset()
+    asked: list[str] = field(default_factory=list)
+
+    def __call__(self, host: str, port: int) -> Sequence[IPAddress]:
+        self.asked.append(host)
+        if host in self.failing:
+            raise ResolutionFailed(f"{host}: SERVFAIL")
+        if host in self.answers:
+            return [ipaddress.ip_address(a) for a in self.answers[host]]
+        raise NameNotFound(f"{host}: no such host")
+
+
+@dataclass
+class ConnectGuard:
+    """Connects only to ``allowed`` (address, port) pairs on loopback; fails the test else."""
+
+    allowed: set[tuple[str, int]] = field(default_factory=set)
+    attempts: list[tuple[str, int]] = field(default_factory=list)
+
+    def __call__(self, address: IPAddress, port: int, timeout_s: float) -> socket.socket:
+        self.attempts.append((str(address), port))
+        on_loopback = any(address in net for net in LOOPBACK)
+        if not on_loopback or (str(address), port) not in self.allowed:
+            pytest.fail(f"a connection was attempted to {address}:{port}")
+        return connect_tcp(address, port, timeout_s)

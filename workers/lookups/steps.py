@@ -1,0 +1,31 @@
+"""The two steps every review path takes around the lane: plan, then fold the answers in.
+
+The fleet takes them one queue hop apart (Stage 1 plans; the refs worker looks up and
+folds); the in-process review takes them in a row.
+"""
+
+from __future__ import annotations
+
+from schemas.hops import Stage1Report
+from schemas.references import LookupAnswers, LookupPlan
+from schemas.request import ReviewRequest
+from workers.evaluate.references import plan_lookups, with_lookups
+from workers.lookups.lane import Lane
+from workers.settings import Settings
+
+
+def plan_for(request: ReviewRequest, report: Stage1Report, settings: Settings) -> LookupPlan:
+    """What ``request``'s output needs looked up; nothing when its Floor failed."""
+    if not report.stage1.floor.passed:
+        return LookupPlan()
+    return plan_lookups(request, fetch_urls=settings.refs_fetch, max_urls=settings.refs_max_urls)
+
+
+def looked_up(
+    request: ReviewRequest, report: Stage1Report, plan: LookupPlan, lane: Lane | None
+) -> Stage1Report:
+    """``report`` with the plan's answers folded in (none asked when there is no lane)."""
+    if plan.empty:
+        return report
+    answers = lane.run(plan) if lane is not None and plan.needs_network else LookupAnswers()
+    return with_lookups(report, request, plan, answers)
