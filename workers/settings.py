@@ -239,6 +239,8 @@ class Settings(BaseSettings):
 
     @model_validator(mode="after")
     def _refs_limits_nest(self) -> Self:
+        if not self.refs_fetch:  # nothing is fetched: the refs task never waits on the web
+            return self
         worst = self.refs_budget_s + self.refs_fetch_timeout_s
         if not worst < self.refs_soft_limit_s < self.refs_hard_limit_s < self.visibility_timeout_s:
             raise ConfigurationError(
