@@ -14,11 +14,11 @@ from collections.abc import Iterator
 import pytest
 
 from schemas.references import FetchOutcome
-from tests.references.guards import ConnectGuard, ScriptedResolver
 from workers.evaluate.references import outcome_of_status
 from workers.lookups.addresses import AddressPolicy
 from workers.lookups.client import SafeClient
 from workers.lookups.transport import Limits
+from workers.testing.net_guard import ConnectGuard, ScriptedResolver
 from workers.testing.pages import Page, PageServer, gzip_bomb, html, redirect
 
 from .test_ssrf import ALLOW_ONE

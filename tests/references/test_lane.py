@@ -18,11 +18,11 @@ import redis
 
 from schemas.references import CitedUrl, FetchOutcome, LookupPlan
 from tests.infrastructure import leased_database
-from tests.references.guards import ConnectGuard, ScriptedResolver
 from workers.lookups.cache import url_digest
 from workers.lookups.lane import Lane
 from workers.lookups.politeness import HostGate, MemoryHostGate, RedisHostGate
 from workers.settings import Settings
+from workers.testing.net_guard import ConnectGuard, ScriptedResolver
 from workers.testing.pages import Page, PageServer, html
 
 PAGES = {

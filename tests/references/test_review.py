@@ -19,10 +19,10 @@ import pytest
 from schemas.references import FetchOutcome, ReferenceVerdict
 from schemas.result import Decision, ReviewResult
 from tests.evaluate.builders import CLEAN_TEXT, request
-from tests.references.guards import ConnectGuard, ScriptedResolver
 from workers.lookups.lane import Lane
 from workers.review import Reviewer
 from workers.settings import Settings
+from workers.testing.net_guard import ConnectGuard, ScriptedResolver
 from workers.testing.pages import Page, PageServer, html, redirect
 
 PAGES = {

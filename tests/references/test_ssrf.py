@@ -14,10 +14,10 @@ from collections.abc import Iterator
 import pytest
 
 from schemas.references import FetchOutcome
-from tests.references.guards import ConnectGuard, ScriptedResolver
 from workers.lookups.addresses import AddressPolicy, embedded_ipv4, literal_address
 from workers.lookups.client import SafeClient
 from workers.lookups.transport import Limits
+from workers.testing.net_guard import ConnectGuard, ScriptedResolver
 from workers.testing.pages import PageServer, html, redirect
 
 ALLOW_ONE = AddressPolicy((ipaddress.ip_network("127.0.0.1/32"),))

@@ -18,7 +18,8 @@ def plan_lookups(request: ReviewRequest, *, fetch_urls: bool, max_urls: int) -> 
     ``fetch_urls`` off (the default deployment): nothing is planned for URLs, so the
     review never waits on the network for them.
     """
-    if not fetch_urls:
+    content = request.output.content
+    if not fetch_urls or ("http" not in content and "doi" not in content.lower()):
         return LookupPlan()
     found: list[CitedUrl] = []
     overlong: list[CitedUrl] = []

@@ -1,8 +1,9 @@
-"""What every reference test fetches through: a resolver it scripts and a connect guard.
+"""What reference tests and the bench fetch through: a scripted resolver and a connect guard.
 
-The guard lets a connection through only to the test's own loopback server and fails the
-test on any other attempt, so no test can reach an address outside 127.0.0.0/8 and ::1,
-and a refusal is shown by the absence of a connection, not by trying one.
+The guard lets a connection through only to the loopback servers it was given and raises
+``ForbiddenConnection`` on any other attempt (a ``BaseException``: no client code catches
+it), so nothing can reach an address outside 127.0.0.0/8 and ::1, and a refusal is shown
+by the absence of a connection, not by trying one.
 """
 
 from __future__ import annotations
@@ -12,13 +13,15 @@ import socket
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
-import pytest
-
 from workers.lookups.addresses import IPAddress
 from workers.lookups.resolver import NameNotFound, ResolutionFailed
 from workers.lookups.transport import connect_tcp
 
 LOOPBACK = (ipaddress.ip_network("127.0.0.0/8"), ipaddress.ip_network("::1/128"))
+
+
+class ForbiddenConnection(BaseException):
+    """A connection was attempted to an address the guard was not given."""
 
 
 @dataclass
@@ -31,6 +34,7 @@ class ScriptedResolver:
     asked: list[str] = field(default_factory=list)
 
     def __call__(self, host: str, port: int) -> Sequence[IPAddress]:
+        """The scripted answer for ``host``."""
         self.asked.append(host)
         if host in self.failing:
             raise ResolutionFailed(f"{host}: SERVFAIL")
@@ -41,14 +45,15 @@ class ScriptedResolver:
 
 @dataclass
 class ConnectGuard:
-    """Connects only to ``allowed`` (address, port) pairs on loopback; fails the test else."""
+    """Connects only to ``allowed`` (address, port) pairs on loopback; raises on any other."""
 
     allowed: set[tuple[str, int]] = field(default_factory=set)
     attempts: list[tuple[str, int]] = field(default_factory=list)
 
     def __call__(self, address: IPAddress, port: int, timeout_s: float) -> socket.socket:
+        """Connect if ``(address, port)`` was given, else raise ``ForbiddenConnection``."""
         self.attempts.append((str(address), port))
         on_loopback = any(address in net for net in LOOPBACK)
         if not on_loopback or (str(address), port) not in self.allowed:
-            pytest.fail(f"a connection was attempted to {address}:{port}")
+            raise ForbiddenConnection(f"a connection was attempted to {address}:{port}")
         return connect_tcp(address, port, timeout_s)
