@@ -81,6 +81,10 @@ class IssueCode(StrEnum):
     UNLINKED_WORDING = "UnlinkedWording"
     CONTRADICTS_INPUT = "ContradictsInput"
     MORE_UNSUPPORTED = "MoreUnsupported"
+    # packages the output names (workers/evaluate/wall/packages)
+    UNKNOWN_PACKAGE = "UnknownPackage"
+    UNKNOWN_IMPORT = "UnknownImport"
+    UNDECLARED_IMPORT = "UndeclaredImport"
     # the judged part of the Wall
     JUDGE_INDETERMINATE = "JudgeIndeterminate"
 

@@ -24,7 +24,7 @@ ALLOWED: dict[str, frozenset[str]] = {
     "intake": frozenset({"errors"}),
     "endpoint": frozenset({"errors"}),
     "redis_urls": frozenset({"errors"}),
-    "settings": frozenset({"endpoint", "errors", "keys", "redis_urls"}),
+    "settings": frozenset({"endpoint", "errors", "keys", "package_settings", "redis_urls"}),
     "connections": frozenset({"redis_urls", "settings"}),
     "evaluate": frozenset(),
     "judges": frozenset({"evaluate", "endpoint", "errors", "keys", "settings"}),
@@ -37,7 +37,9 @@ ALLOWED: dict[str, frozenset[str]] = {
         {"connections", "errors", "evaluate", "keys", "records", "results", "settings"}
     ),
     "learning": frozenset({"connections", "evaluate", "records", "settings"}),
-    "review": frozenset({"evaluate", "judges", "settings"}),
+    "package_index": frozenset({"errors", "evaluate", "keys", "settings"}),
+    "package_settings": frozenset(),
+    "review": frozenset({"evaluate", "judges", "package_index", "settings"}),
     "fleet": frozenset(
         {
             "connections",
@@ -50,6 +52,7 @@ ALLOWED: dict[str, frozenset[str]] = {
             "keys",
             "learning",
             "observe",
+            "package_index",
             "records",
             "redis_urls",
             "results",
