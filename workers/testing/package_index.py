@@ -77,7 +77,9 @@ def index_server(
 ) -> Iterator[IndexServer]:
     """A running index on loopback, stopped (and its hung requests released) on exit."""
     server = IndexServer(projects, faults or {})
-    thread = threading.Thread(target=server.serve_forever, name="package-index", daemon=True)
+    thread = threading.Thread(
+        target=server.serve_forever, args=(0.05,), name="package-index", daemon=True
+    )
     thread.start()
     try:
         yield server

@@ -119,8 +119,15 @@ def check_packages(
 
 
 def _findings(review: _Review) -> list[Finding]:
-    found = [f for ref in review.unsettled() if (f := _judge(ref, review)) is not None]
-    return found[:MAX_FINDINGS]
+    """The first ``MAX_FINDINGS``: judging stops there (each one searches a suggestion)."""
+    found: list[Finding] = []
+    for ref in review.unsettled():
+        if len(found) == MAX_FINDINGS:
+            break
+        judged = _judge(ref, review)
+        if judged is not None:
+            found.append(judged)
+    return found
 
 
 def _judge(ref: Reference, review: _Review) -> Finding | None:

@@ -1,14 +1,18 @@
 """The absolute imports of a Python module that it cannot do without.
 
-An import under ``try`` whose handler catches ``ImportError`` (or anything wider) is
-optional: the module runs without it, so a missing package there breaks nothing. Relative
-imports and ``__future__`` name no distribution.
+Optional imports break nothing when the package is missing, so they are left out: under
+``try`` whose handler catches ``ImportError`` (or anything wider), and under an ``if`` (or
+its ``else``) that chooses by platform, version, implementation or ``TYPE_CHECKING``
+(``stdlib_api.GUARD_HINTS``: ``if PYPY: import _continuation``, a type checker's
+``_typeshed``). Relative imports and ``__future__`` name no distribution.
 """
 
 from __future__ import annotations
 
 import ast
 from dataclasses import dataclass
+
+from workers.evaluate.wall.grounding.stdlib_api import GUARD_HINTS
 
 #: Handlers that catch a failed import.
 _CATCHES_IMPORT = frozenset({"ImportError", "ModuleNotFoundError", "Exception", "BaseException"})
@@ -51,13 +55,19 @@ def required_imports(tree: ast.Module) -> list[Imported]:
 
 
 def _optional(tree: ast.Module) -> set[int]:
-    """Ids of the nodes inside a ``try`` body some handler of which catches ImportError."""
+    """Ids of the nodes under a ``try`` that catches ImportError, or a probing ``if``."""
     out: set[int] = set()
     for node in ast.walk(tree):
+        guarded: list[ast.stmt] = []
         if isinstance(node, ast.Try | ast.TryStar) and any(
             _catches_import(h) for h in node.handlers
         ):
-            out.update(id(inner) for stmt in node.body for inner in ast.walk(stmt))
+            guarded = node.body
+        elif isinstance(node, ast.If):
+            test = ast.unparse(node.test).lower()
+            if any(hint in test for hint in GUARD_HINTS):
+                guarded = [*node.body, *node.orelse]
+        out.update(id(inner) for stmt in guarded for inner in ast.walk(stmt))
     return out
 
 

@@ -12,9 +12,12 @@ from __future__ import annotations
 
 import re
 import shlex
+from collections.abc import Iterator
 from dataclasses import dataclass
 
 from packaging.requirements import InvalidRequirement, Requirement
+
+from workers.evaluate.wall.packages.names import is_valid_name
 
 #: The package managers whose names come from the Python package index.
 _COMMAND = re.compile(
@@ -22,6 +25,9 @@ _COMMAND = re.compile(
     r"\s+install\b|(?:uv|poetry|pdm)\s+add\b",
     re.I,
 )
+#: Every command holds one of these words: lines without one are never parsed (a literal
+#: alternation scans text many times faster than the command pattern itself).
+_TRIGGER = re.compile(r"install|add|Install|Add|INSTALL|ADD")
 #: What may stand before a command at the start of a line.
 _LEAD = re.compile(
     r"^\s*(?:[-*+]\s+|\d+[.)]\s+)?(?:\(\S+\)\s*)?(?:[$#>%!]+\s*|PS>\s*|\S*>\s+)?"
@@ -49,12 +55,14 @@ _PROSE = frozenset(
     "use using via when where which while with".split()
 )
 _ARCHIVE = (".whl", ".tar.gz", ".tgz", ".zip", ".tar.bz2", ".tar.xz", ".egg")
+_SPEC = r"(?:===|==|>=|<=|~=|!=|<|>)[ \t]*\d[\w.*+!-]*"
 _REQUIREMENT_LINE = re.compile(
-    r"^\s*(?:[-*+]\s+)?([A-Za-z0-9][A-Za-z0-9._-]*(?:\[[\w,\s.-]*\])?\s*"
-    r"(?:===|==|>=|<=|~=|!=|<|>)\s*\d[\w.*+!-]*(?:\s*,\s*(?:===|==|>=|<=|~=|!=|<|>)\s*\d[\w.*+!-]*)*"
-    r"(?:\s*;[^#]*)?)\s*(?:#.*)?$"
+    rf"(?m)^[ \t]*(?:[-*+][ \t]+)?([A-Za-z0-9][A-Za-z0-9._-]*(?:\[[\w, .-]*\])?[ \t]*"
+    rf"{_SPEC}(?:[ \t]*,[ \t]*{_SPEC})*(?:[ \t]*;[^#\n]*)?)[ \t]*(?:#[^\n]*)?$"
 )
 MAX_LINE_CHARS = 2000
+#: Most names one text yields: no real answer installs more.
+MAX_NAMED = 200
 
 
 @dataclass(frozen=True, slots=True)
@@ -74,18 +82,40 @@ class Named:
 
 
 def install_names(text: str) -> list[Named]:
-    """Every distribution an install command or a requirement line in ``text`` names."""
+    """Every distribution an install command or a requirement line in ``text`` names.
+
+    At most ``MAX_NAMED``, in line order. Only the lines the scanners match are read, so
+    text that installs nothing costs two regular-expression passes.
+    """
     found: list[Named] = []
-    for number, line in enumerate(text.splitlines(), 1):
-        line = line[:MAX_LINE_CHARS]
+    for number, line in _lines_with(_TRIGGER, text):
         for start, command in _commands(line):
             said = command.strip()[:120]
             names, private = _arguments(command[len(start) :])
             found.extend(Named(n, number, said, private_index=private) for n in names)
+        if len(found) >= MAX_NAMED:
+            break
+    for number, line in _lines_with(_REQUIREMENT_LINE, text):
         match = _REQUIREMENT_LINE.match(line)
         if match and (name := _requirement_name(match.group(1))):
             found.append(Named(name, number, match.group(1).strip()[:120], requirement=True))
-    return found
+        if len(found) >= 2 * MAX_NAMED:
+            break
+    found.sort(key=lambda named: named.line)
+    return found[:MAX_NAMED]
+
+
+def _lines_with(pattern: re.Pattern[str], text: str) -> Iterator[tuple[int, str]]:
+    """(1-based number, line) of each line where ``pattern`` matches, each line once."""
+    number, counted_to, last = 1, 0, -1
+    for match in pattern.finditer(text):
+        start = text.rfind("\n", 0, match.start()) + 1
+        if start == last:
+            continue
+        number += text.count("\n", counted_to, start)
+        counted_to = last = start
+        end = text.find("\n", start)
+        yield number, text[start : end if end >= 0 else len(text)][:MAX_LINE_CHARS]
 
 
 def _commands(line: str) -> list[tuple[str, str]]:
@@ -144,4 +174,4 @@ def _requirement_name(text: str) -> str | None:
         requirement = Requirement(text)
     except InvalidRequirement:
         return None
-    return None if requirement.url else requirement.name
+    return requirement.name if not requirement.url and is_valid_name(requirement.name) else None

@@ -10,7 +10,6 @@ PyYAML's), a namespace import may be its own distribution (``google.cloud.storag
 from __future__ import annotations
 
 import re
-import sys
 from dataclasses import dataclass
 from enum import StrEnum
 
@@ -19,7 +18,7 @@ from workers.evaluate.parsed import ParseFailure, python_tree
 from workers.evaluate.wall.packages.imports import Imported, required_imports
 from workers.evaluate.wall.packages.installs import install_names
 from workers.evaluate.wall.packages.names import checked_name, normalise
-from workers.evaluate.wall.packages.snapshot import distributions_of, is_listed
+from workers.evaluate.wall.packages.snapshot import distributions_of, is_listed, is_stdlib
 
 _WORD = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]*")
 #: Outputs whose text may tell a reader what to install.
@@ -55,7 +54,7 @@ def references(output: NodeOutput) -> list[Reference]:
     if output.kind is OutputKind.PYTHON:
         tree = python_tree(output.content)
         if not isinstance(tree, ParseFailure):
-            found.extend(_imported(i) for i in required_imports(tree) if not _stdlib(i.top))
+            found.extend(_imported(i) for i in required_imports(tree) if not is_stdlib(i.top))
     if output.kind in _TEXT_KINDS or output.kind is OutputKind.PYTHON:
         for named in install_names(output.content):
             if output.kind is OutputKind.PYTHON and named.requirement:
@@ -64,10 +63,6 @@ def references(output: NodeOutput) -> list[Reference]:
             name = normalise(named.name)
             found.append(Reference(use, name, named.line, named.said, (), named.private_index))
     return found
-
-
-def _stdlib(module: str) -> bool:
-    return module in sys.stdlib_module_names
 
 
 def _imported(item: Imported) -> Reference:

@@ -80,6 +80,17 @@ def modules_of(distribution: str) -> frozenset[str]:
 
 
 @cache
+def _stdlib() -> frozenset[str]:
+    shipped = fmt.STDLIB_FILE.read_text(encoding="utf-8").split()
+    return frozenset(shipped) | sys.stdlib_module_names
+
+
+def is_stdlib(module: str) -> bool:
+    """Whether top-level ``module`` is in the standard library of some Python version."""
+    return module in sys.stdlib_module_names or module in _stdlib()
+
+
+@cache
 def snapshot_date() -> str:
     """The date of the listing the snapshot was built from (ISO 8601)."""
     return str(json.loads(fmt.META_FILE.read_text(encoding="utf-8"))["date"])

@@ -12,6 +12,8 @@ the files ``snapshot_format`` describes. Runs offline: every input is a file.
   file pairs import names with distributions.
 - ``--wheels DIR`` (repeatable): wheels whose top-level modules name what they ship.
 - the running interpreter's installed distributions (``--no-installed`` leaves them out).
+- ``--stdlib-list``: the ``stdlib-list`` wheel, whose lists name each Python version's
+  standard library (the running interpreter's own is added).
 
 A pair joins the mapping only when its distribution is in the listing.
 """
@@ -23,6 +25,7 @@ import csv
 import io
 import json
 import lzma
+import sys
 import zipfile
 from collections import defaultdict
 from collections.abc import Iterable, Iterator
@@ -93,6 +96,17 @@ def wheel_pairs(wheel: Path) -> Iterator[tuple[str, str]]:
                 yield top, dist
 
 
+def stdlib_names(wheel: Path) -> set[str]:
+    """Top-level standard-library modules of every version ``stdlib-list`` lists, and ours."""
+    names = set(sys.stdlib_module_names)
+    with zipfile.ZipFile(wheel) as archive:
+        for member in archive.namelist():
+            if member.startswith("stdlib_list/lists/") and member.endswith(".txt"):
+                text = archive.read(member).decode("utf-8")
+                names.update(line.split(".", 1)[0] for line in text.split() if line)
+    return {n for n in names if n.isidentifier()}
+
+
 def installed_pairs() -> Iterator[tuple[str, str]]:
     """(top-level module, distribution) of the running interpreter's distributions."""
     for module, dists in packages_distributions().items():
@@ -117,13 +131,20 @@ def build_mapping(
     ]
 
 
-def write(names: set[str], popular: list[str], mapping: list[str], meta: dict[str, object]) -> None:
-    """Write the four files of the snapshot."""
+def write(
+    names: set[str],
+    popular: list[str],
+    mapping: list[str],
+    stdlib: set[str],
+    meta: dict[str, object],
+) -> None:
+    """Write the five files of the snapshot."""
     digests = sorted({fmt.digest(n) for n in names})
     fmt.DATA.mkdir(parents=True, exist_ok=True)
     fmt.NAMES_FILE.write_bytes(lzma.compress(fmt.to_planes(digests), preset=9))
     fmt.POPULAR_FILE.write_text("".join(f"{n}\n" for n in popular), encoding="utf-8")
     fmt.IMPORTS_FILE.write_text("".join(f"{line}\n" for line in mapping), encoding="utf-8")
+    fmt.STDLIB_FILE.write_text("".join(f"{n}\n" for n in sorted(stdlib)), encoding="utf-8")
     meta = {**meta, "projects": len(names), "digests": len(digests), "popular": len(popular)}
     fmt.META_FILE.write_text(json.dumps(meta, indent=2, sort_keys=True) + "\n", encoding="utf-8")
 
@@ -135,6 +156,7 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--simple", type=Path, action="append", default=[])
     parser.add_argument("--pipreqs", type=Path, required=True)
     parser.add_argument("--wheels", type=Path, action="append", default=[])
+    parser.add_argument("--stdlib-list", type=Path, required=True)
     parser.add_argument("--no-installed", action="store_true")
     parser.add_argument("--date", help="the listing's date (default: its file's, UTC)")
     args = parser.parse_args(argv)
@@ -158,8 +180,11 @@ def main(argv: list[str] | None = None) -> None:
         "wheels": len(wheels),
         "installed": not args.no_installed,
         "imports": len(mapping),
+        "stdlib_list": args.stdlib_list.name,
     }
-    write(names, popular, mapping, meta)
+    stdlib = stdlib_names(args.stdlib_list)
+    meta["stdlib_modules"] = len(stdlib)
+    write(names, popular, mapping, stdlib, meta)
     print(json.dumps(meta))
 
 

@@ -11,6 +11,9 @@
 - ``import-names.tsv``: import name, tab, the distributions that ship it (normal forms,
   space-separated), tab, where that was read; only imports whose name differs from their
   distribution's (``yaml`` -> ``pyyaml``).
+- ``stdlib-names.txt``: the top-level modules of the standard library of every Python
+  version from 2.6 to 3.14 (``stdlib-list``'s lists) and of the builder's interpreter: code
+  written for another version imports ``annotationlib`` or ``urllib2``.
 - ``snapshot.json``: the date, the sources and the counts.
 """
 
@@ -23,6 +26,7 @@ DATA = Path(__file__).parent / "data"
 NAMES_FILE = DATA / "index-names.u32.xz"
 POPULAR_FILE = DATA / "popular.txt"
 IMPORTS_FILE = DATA / "import-names.tsv"
+STDLIB_FILE = DATA / "stdlib-names.txt"
 META_FILE = DATA / "snapshot.json"
 DIGEST_BYTES = 4
 
