@@ -14,6 +14,7 @@ from typing import Annotated
 from pydantic import Field
 
 from schemas.base import WireModel
+from schemas.packages import PackageAnswer
 
 #: The longest URL the lane fetches; longer ones are listed, never fetched.
 MAX_URL_CHARS = 2048
@@ -153,6 +154,8 @@ class LookupAnswers(WireModel):
 
     pages: tuple[FetchedPage, ...] = Field(default=(), max_length=MAX_REFERENCES)
     """One record per URL of the plan (fetched, refused or unverified)."""
+    packages: dict[str, PackageAnswer] | None = None
+    """The package index's answers by normalised name; None when no index was asked."""
 
 
 class QuoteCheck(WireModel):

@@ -87,6 +87,10 @@ class IssueCode(StrEnum):
     UNREACHABLE_REFERENCE = "UnreachableReference"
     MISQUOTED_REFERENCE = "MisquotedReference"
     FUTURE_REFERENCE = "FutureReference"
+    # packages the output names (workers/evaluate/wall/packages)
+    UNKNOWN_PACKAGE = "UnknownPackage"
+    UNKNOWN_IMPORT = "UnknownImport"
+    UNDECLARED_IMPORT = "UndeclaredImport"
     # the judged part of the Wall
     JUDGE_INDETERMINATE = "JudgeIndeterminate"
 

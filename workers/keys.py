@@ -179,6 +179,14 @@ class Keys:
         """The fleet-wide token bucket of one model."""
         return f"{self.prefix}:ratelimit:{model}"
 
+    def package_answer(self, name: str) -> str:
+        """The package index's cached answer about one project (its PEP 503 normal form).
+
+        A ``PackageAnswer`` as JSON; its TTL says how long it holds (present long, absent
+        short, unreachable never written). ``name`` is validated before it gets here.
+        """
+        return f"{self.prefix}:pkgindex:{name}"
+
     # The network lane (workers.lookups): fetched pages, single flight, per-host politeness.
 
     def refs_page(self, digest: str) -> str:

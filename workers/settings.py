@@ -29,6 +29,7 @@ from workers.endpoint import OptionalPrice, endpoint_price, price_of
 from workers.endpoint import ToolUse as ToolUse
 from workers.errors import ConfigurationError
 from workers.keys import Keys
+from workers.package_settings import DEFAULT_PACKAGE_INDEX, checked_index_url, split_names
 from workers.redis_urls import check_master, checked_broker_url, checked_url, is_cluster
 
 ENV_PREFIX = "WINDAGS_"
@@ -183,6 +184,21 @@ class Settings(BaseSettings):
     """How long a router process reuses the calibration model it read before rereading."""
     calibration_refit_s: float = Field(default=300.0, ge=1.0)
     """How often celery beat sends the calibration refit task (run by a Stage 2 worker)."""
+    # Packages the outputs name (workers/evaluate/wall/packages, workers/package_index).
+    package_index_url: Annotated[str, AfterValidator(checked_index_url)] = DEFAULT_PACKAGE_INDEX
+    """A PEP 691 JSON simple index that confirms package names newer than the shipped
+    snapshot. Empty: the snapshot is the authority and no name leaves the machine."""
+    package_allowlist: Annotated[tuple[str, ...], NoDecode, BeforeValidator(split_names)] = ()
+    """Private names never flagged: distributions or import names, or ``fnmatch`` patterns of
+    their normal forms (``acme-*``), separated by commas."""
+    package_present_ttl_s: int = Field(default=7 * 24 * 3600, ge=0)
+    """How long the fleet reuses the index's "it exists" (a project seldom disappears)."""
+    package_absent_ttl_s: int = Field(default=3600, ge=0)
+    """How long it reuses "no such project" (anyone may register the name next)."""
+    package_index_timeout_s: float = Field(default=5.0, gt=0.0, le=60.0)
+    """Longest wait for one answer of the index (connect and read)."""
+    package_index_budget_s: float = Field(default=10.0, gt=0.0, le=120.0)
+    """Longest one review spends asking the index; names left over are unreachable."""
     review_ui_token: SecretStr | None = Field(default=None, min_length=16)
     """Shared token a reviewer signs in to the review page with (and gives a name)."""
     review_ui_auth_header: str | None = Field(default=None, pattern=r"^[A-Za-z0-9-]+$")

@@ -14,18 +14,21 @@ from collections.abc import Iterator
 import pytest
 import redis
 
+from schemas.hops import Stage1Report
 from schemas.references import ReferenceVerdict
 from schemas.result import ReviewResult
+from schemas.stages import Certainty
 from tests.evaluate.builders import CLEAN_TEXT, obj
 from tests.infrastructure import SHORT_LIMITS, wait_until
 from tests.integration.support import fresh_dag, read_stream
 from workers.client import ReviewClient
 from workers.fleet.deps import build_deps
-from workers.fleet.handlers import handle_stage1
+from workers.fleet.handlers import handle_refs, handle_stage1
 from workers.fleet.next_hop import Hop
 from workers.fleet.queues import TaskName
 from workers.local.launcher import LocalFleet
 from workers.settings import Settings
+from workers.testing.package_index import index_server
 from workers.testing.pages import Page, PageServer, html
 
 pytestmark = pytest.mark.integration
@@ -110,3 +113,35 @@ def test_only_an_output_that_cites_something_goes_to_the_refs_queue(
         deps.close()
     assert isinstance(plain, Hop) and plain.task is TaskName.ROUTER
     assert isinstance(cites, Hop) and cites.task is TaskName.REFS
+
+
+def test_a_package_the_snapshot_lacks_is_confirmed_by_the_index_in_the_refs_lane(
+    settings: Settings,
+) -> None:
+    gone = "never-registered-project-xyz"
+    content = f"Install it:\n\n`pip install {gone}`\n\nThen configure the client as usual."
+    with index_server(["fresh-project-after-snapshot"]) as index:
+        chosen = settings.model_copy(update={"package_index_url": index.url})
+        deps = build_deps(chosen)
+        try:
+            asked = obj(
+                dag_id=fresh_dag(), node_id="pkg", output={"kind": "markdown", "content": content}
+            )
+            hop = handle_stage1(json.dumps(asked), deps)
+            assert isinstance(hop, Hop) and hop.task is TaskName.REFS
+            before = Stage1Report.model_validate_json(hop.args[2])
+            identity, request_json, report_json = hop.args
+            routed = handle_refs(identity, request_json, report_json, deps)
+        finally:
+            deps.close()
+        assert index.requests[gone] == 1
+    assert isinstance(routed, Hop) and routed.task is TaskName.ROUTER
+    after = Stage1Report.model_validate_json(routed.args[2])
+    assert [i.certainty for i in before.stage1.wall.issues if i.code == "UnknownPackage"] == [
+        Certainty.SUSPECT
+    ]
+    assert [i.certainty for i in after.stage1.wall.issues if i.code == "UnknownPackage"] == [
+        Certainty.DEFINITE
+    ]
+    assert after.quality.grounding.gate is not None
+    assert after.quality.grounding.gate < before.quality.grounding.gate  # type: ignore[operator]

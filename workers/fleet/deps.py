@@ -25,6 +25,7 @@ from workers.judges.ratelimit import RateLimitedJudge
 from workers.judges.wall import model_wall_judge
 from workers.keys import Keys
 from workers.lookups.lane import Lane
+from workers.lookups.steps import lane_wanted
 from workers.observe.traced_judge import TracedJudge
 from workers.records.attempts import AttemptStore
 from workers.records.bookkeeping import Bookkeeping
@@ -104,7 +105,7 @@ def build_deps(settings: Settings, *, judge: Judge | None = None) -> Deps:
             client, settings.keys, refresh_s=settings.calibration_refresh_s
         ),
         wall_judge=None if isinstance(base, BuiltinJudge) else model_wall_judge(served),
-        lane=Lane.build(settings, client) if settings.refs_fetch else None,
+        lane=Lane.build(settings, client) if lane_wanted(settings) else None,
     )
 
 

@@ -30,6 +30,7 @@ from workers.lookups.client import SafeClient
 from workers.lookups.politeness import POLL_S, HostGate, MemoryHostGate, RedisHostGate
 from workers.lookups.transport import Limits
 from workers.observe import spans
+from workers.package_index import PackageIndex
 from workers.settings import Settings
 
 #: URLs of one review fetched at once (each host still admits only its own limit).
@@ -45,6 +46,8 @@ class Lane:
     gate: HostGate
     budget_s: float
     ttl_s: dict[Caching, int]
+    index: PackageIndex | None = None
+    """The package index (``workers.package_index``); None when none is configured."""
     clock: Callable[[], float] = time.monotonic
 
     @classmethod
@@ -89,21 +92,29 @@ class Lane:
             Caching.DEAD: settings.refs_cache_dead_s,
             Caching.NEVER: 0,
         }
-        return cls(fetcher, cache, gate, settings.refs_budget_s, ttl)
+        index = PackageIndex(settings, client) if settings.package_index_url else None
+        return cls(fetcher, cache, gate, settings.refs_budget_s, ttl, index)
 
     def run(self, plan: LookupPlan) -> LookupAnswers:
-        """Every planned URL looked up, in the plan's order, within the time budget."""
-        if not plan.urls:
-            return LookupAnswers()
+        """Every planned URL and package name looked up, within the time budget.
+
+        The index is asked beside the fetches; its own budget bounds it.
+        """
         deadline = self.clock() + self.budget_s
-        workers = min(PER_REVIEW, len(plan.urls))
+        workers = min(PER_REVIEW, len(plan.urls)) + 1
         with ThreadPoolExecutor(max_workers=workers, thread_name_prefix="refs") as pool:
+            names = None
+            if plan.packages and self.index is not None:
+                names = pool.submit(
+                    contextvars.copy_context().run, self.index.lookup, plan.packages
+                )
             futures = [
                 pool.submit(contextvars.copy_context().run, self.look_up, cited, deadline)
                 for cited in plan.urls
             ]
             pages = tuple(f.result() for f in futures)
-        return LookupAnswers(pages=pages)
+            packages = names.result() if names is not None else None
+        return LookupAnswers(pages=pages, packages=packages)
 
     def look_up(self, cited: CitedUrl, deadline: float) -> FetchedPage:
         """One URL: from the cache, another worker's fetch, or requests of its own."""

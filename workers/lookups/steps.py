@@ -1,7 +1,8 @@
 """The two steps every review path takes around the lane: plan, then fold the answers in.
 
 The fleet takes them one queue hop apart (Stage 1 plans; the refs worker looks up and
-folds); the in-process review takes them in a row.
+folds); the in-process review takes them in a row. Both build the package check Stage 1
+ran from the same settings, so the plan made twice is the same plan.
 """
 
 from __future__ import annotations
@@ -11,6 +12,7 @@ from schemas.references import LookupAnswers, LookupPlan
 from schemas.request import ReviewRequest
 from workers.evaluate.references import plan_lookups, with_lookups
 from workers.lookups.lane import Lane
+from workers.package_index import package_check
 from workers.settings import Settings
 
 
@@ -18,14 +20,28 @@ def plan_for(request: ReviewRequest, report: Stage1Report, settings: Settings) -
     """What ``request``'s output needs looked up; nothing when its Floor failed."""
     if not report.stage1.floor.passed:
         return LookupPlan()
-    return plan_lookups(request, fetch_urls=settings.refs_fetch, max_urls=settings.refs_max_urls)
+    return plan_lookups(
+        request,
+        fetch_urls=settings.refs_fetch,
+        max_urls=settings.refs_max_urls,
+        packages=package_check(settings),
+    )
 
 
 def looked_up(
-    request: ReviewRequest, report: Stage1Report, plan: LookupPlan, lane: Lane | None
+    request: ReviewRequest,
+    report: Stage1Report,
+    plan: LookupPlan,
+    lane: Lane | None,
+    settings: Settings,
 ) -> Stage1Report:
     """``report`` with the plan's answers folded in (none asked when there is no lane)."""
     if plan.empty:
         return report
     answers = lane.run(plan) if lane is not None and plan.needs_network else LookupAnswers()
-    return with_lookups(report, request, plan, answers)
+    return with_lookups(report, request, plan, answers, package_check(settings))
+
+
+def lane_wanted(settings: Settings) -> bool:
+    """Whether anything is ever looked up: cited URLs, or package names on a live index."""
+    return settings.refs_fetch or bool(settings.package_index_url)

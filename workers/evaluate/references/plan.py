@@ -10,17 +10,26 @@ from schemas.references import MAX_REFERENCES, CitedUrl, LookupPlan
 from schemas.request import ReviewRequest
 from workers.evaluate.references.extract import cited_urls
 from workers.evaluate.wall.grounding.links import stated_texts
+from workers.evaluate.wall.packages import PackageCheck, packages_to_confirm
 
 
-def plan_lookups(request: ReviewRequest, *, fetch_urls: bool, max_urls: int) -> LookupPlan:
-    """The URLs to fetch (at most ``max_urls``) and those left unverified.
+def plan_lookups(
+    request: ReviewRequest,
+    *,
+    fetch_urls: bool,
+    max_urls: int,
+    packages: PackageCheck | None = None,
+) -> LookupPlan:
+    """The URLs to fetch (at most ``max_urls``), those skipped, and the names to confirm.
 
-    ``fetch_urls`` off (the default deployment): nothing is planned for URLs, so the
+    ``packages``: the check Stage 1 ran, whose names the live index must confirm (None:
+    none). ``fetch_urls`` off (the default deployment): nothing is planned for URLs, so the
     review never waits on the network for them.
     """
+    names = packages_to_confirm(request, packages) if packages is not None else ()
     content = request.output.content
     if not fetch_urls or ("http" not in content and "doi" not in content.lower()):
-        return LookupPlan()
+        return LookupPlan(packages=names)
     found: list[CitedUrl] = []
     overlong: list[CitedUrl] = []
     seen: set[str] = set()
@@ -34,6 +43,7 @@ def plan_lookups(request: ReviewRequest, *, fetch_urls: bool, max_urls: int) -> 
     skipped = found[max_urls:][: room - len(listed_overlong)]
     unlisted = len(overlong) + len(found[max_urls:]) - len(listed_overlong) - len(skipped)
     return LookupPlan(
+        packages=names,
         urls=tuple(found[:max_urls]),
         skipped=tuple(skipped),
         overlong=tuple(listed_overlong),

@@ -30,6 +30,10 @@ request confirms it, a quote is missing for certain only from a page read whole)
 | JudgeIndeterminate | -                        | -                        | a judge failed    |
 | UnreachableReference | -                      | -                        | 403, 429, 5xx...  |
 
+Package findings (``UnknownPackage``, ``UnknownImport``, ``UndeclaredImport``) are not in
+the table: the index's answer and the declared environment set their certainty
+(``packages/check.py``), whatever the grounding policy.
+
 Under a declared ``extractive`` policy the first five are definite: the node's contract
 says any word it adds is invented (HaluEval QA, extractive inferred: each fires on at most
 0.001 of right answers, and on 0.08 to 0.46 of hallucinated ones).
@@ -42,6 +46,7 @@ from dataclasses import replace
 from schemas.request import GroundingPolicy
 from schemas.stages import Certainty, GroundingUse, IssueCode
 from workers.evaluate.findings import Finding
+from workers.evaluate.wall.packages.check import PACKAGE_CODES
 
 #: What the input lacks: definite only where the node declared it extracts.
 LACKED_BY_INPUT = frozenset(
@@ -69,6 +74,8 @@ FOLDS = frozenset(
         IssueCode.MISQUOTED_REFERENCE,
     }
 )
+#: Set by their evidence (the index, the declared environment), never by the policy.
+EVIDENCED = PACKAGE_CODES
 
 
 def certainty_of(code: IssueCode, use: GroundingUse | None) -> Certainty:
@@ -84,9 +91,9 @@ def certainty_of(code: IssueCode, use: GroundingUse | None) -> Certainty:
 
 
 def classify(found: Finding, use: GroundingUse | None) -> Finding:
-    """``found`` with its certainty set from the table (a fold keeps its own)."""
+    """``found`` with its certainty set from the table (a fold, a package keeps its own)."""
     code = found.issue.code
-    if code in FOLDS:
+    if code in FOLDS or code in EVIDENCED:
         return found
     certainty = certainty_of(code, use)
     if found.issue.certainty is certainty:

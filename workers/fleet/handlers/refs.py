@@ -1,8 +1,9 @@
-"""The refs lane: look up what Stage 1's output cites, fold the answers in, on to the router.
+"""The refs lane: look up what an output cites, fold the answers in, on to the router.
 
-Only outputs that cite something the lane must fetch come here; the rest go from Stage 1
-to the router as they always did. The refs workers run on gevent, so hundreds of fetches
-wait at once without stalling Stage 1's CPU-bound workers or the router.
+Only outputs that cite something the lane must fetch, or name a package the live index
+must confirm, come here; the rest go from Stage 1 to the router as they always did. The
+refs workers run on gevent, so hundreds of fetches wait at once without stalling Stage 1's
+CPU-bound workers or the router.
 """
 
 from __future__ import annotations
@@ -32,7 +33,7 @@ def handle_refs(
         request = ReviewRequest.model_validate_json(request_json)
         report = Stage1Report.model_validate_json(report_json)
         plan = plan_for(request, report, deps.settings)
-        report = looked_up(request, report, plan, deps.lane)
+        report = looked_up(request, report, plan, deps.lane, deps.settings)
         return Hop(TaskName.ROUTER, (identity_json, request_json, report.model_dump_json()))
 
     return guarded(job, deps, work)
