@@ -23,10 +23,9 @@ from __future__ import annotations
 import ipaddress
 import re
 import socket
-import threading
 import time
 import uuid
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from contextlib import contextmanager
 from datetime import UTC, datetime
 from typing import Any
@@ -46,7 +45,13 @@ from workers.evaluate.wall.grounding.reference_list import future_references
 from workers.lookups.lane import Lane
 from workers.review import Reviewer
 from workers.settings import Settings
-from workers.testing.net_guard import ConnectGuard, ScriptedResolver
+from workers.testing.net_guard import (
+    LOOPBACK_SPELLINGS,
+    SCRIPTED_LOOPBACK,
+    ConnectGuard,
+    ScriptedResolver,
+    all_at_once,
+)
 from workers.testing.pages import Page, PageServer, gzip_bomb, html, redirect
 
 TEXT = (
@@ -78,17 +83,6 @@ SCENARIOS: dict[str, tuple[Page | None, FetchOutcome]] = {
     "5 GB Content-Length": (Page(body=b"<p>", length=5 * 1024**3), FetchOutcome.OK),
     "private address": (None, FetchOutcome.REFUSED),
 }
-SSRF_HOSTS = [
-    "127.0.0.1",
-    "localhost",
-    "[::1]",
-    "[::ffff:127.0.0.1]",
-    "2130706433",
-    "0x7f000001",
-    "0177.0.0.1",
-    "127.1",
-    "loopback.invalid",
-]
 
 
 def settings(prefix: str = "bench-refs", **changes: Any) -> Settings:
@@ -227,7 +221,7 @@ def cache_and_flight(url: str) -> dict[str, Any]:
             with guarded(server, chosen, db) as lane:
                 lanes.append(lane)
         cited = CitedUrl(url=server.url("/cited"))
-        pages_seen = _at_once(100, lambda i: lanes[i % 4].look_up(cited, time.monotonic() + 30))
+        pages_seen = all_at_once(100, lambda i: lanes[i % 4].look_up(cited, time.monotonic() + 30))
         out["concurrent_lookups"] = 100
         out["concurrent_requests_sent"] = server.hits["/cited"]
         out["concurrent_cache_hits"] = sum(1 for p in pages_seen if p.cached)
@@ -249,7 +243,7 @@ def host_limits(url: str) -> dict[str, Any]:
 
 
 def _look_up_all(lane: Lane, urls: list[CitedUrl]) -> None:
-    _at_once(len(urls), lambda i: lane.look_up(urls[i], time.monotonic() + 60))
+    all_at_once(len(urls), lambda i: lane.look_up(urls[i], time.monotonic() + 60))
 
 
 def refusals() -> dict[str, int]:
@@ -257,11 +251,9 @@ def refusals() -> dict[str, int]:
     attempts: dict[str, int] = {}
     with PageServer({"/": html("hello")}) as server:
         chosen = settings(refs_allow_networks=())
-        for host in SSRF_HOSTS:
+        for host in LOOPBACK_SPELLINGS:
             guard = ConnectGuard(allowed={("127.0.0.1", server.port)})
-            resolver = ScriptedResolver(
-                answers={"localhost": ["127.0.0.1", "::1"], "loopback.invalid": ["127.0.0.1"]}
-            )
+            resolver = ScriptedResolver(answers=SCRIPTED_LOOPBACK)
             lane = Lane.build(chosen, None, connect=guard, resolver=resolver)
             page = lane.look_up(CitedUrl(url=server.url("/", host=host)), time.monotonic() + 5)
             attempts[host] = len(guard.attempts) + server.requests
@@ -340,22 +332,6 @@ def future_dates_on_public() -> dict[str, Any]:
 
 def _docstrings(asked: ReviewRequest) -> str:
     return "\n\n".join(stated_texts(asked.output))
-
-
-def _at_once(count: int, work: Callable[[int], Any]) -> list[Any]:
-    results: list[Any] = [None] * count
-    start = threading.Barrier(count)
-
-    def run(i: int) -> None:
-        start.wait()
-        results[i] = work(i)
-
-    threads = [threading.Thread(target=run, args=(i,)) for i in range(count)]
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join(timeout=120)
-    return results
 
 
 @contextmanager

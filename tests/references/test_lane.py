@@ -7,7 +7,6 @@ several workers) would; what is counted is what reached the loopback server.
 from __future__ import annotations
 
 import ipaddress
-import threading
 import time
 import uuid
 from collections.abc import Iterator
@@ -22,7 +21,7 @@ from workers.lookups.cache import url_digest
 from workers.lookups.lane import Lane
 from workers.lookups.politeness import HostGate, MemoryHostGate, RedisHostGate
 from workers.settings import Settings
-from workers.testing.net_guard import ConnectGuard, ScriptedResolver
+from workers.testing.net_guard import ConnectGuard, ScriptedResolver, all_at_once
 from workers.testing.pages import Page, PageServer, html
 
 PAGES = {
@@ -59,22 +58,6 @@ def lane(server: PageServer, db: redis.Redis | None, prefix: str, **changes: Any
     return Lane.build(chosen, db, connect=guard, resolver=ScriptedResolver())
 
 
-def at_once(count: int, work: Any) -> list[Any]:
-    results: list[Any] = [None] * count
-    start = threading.Barrier(count)
-
-    def run(i: int) -> None:
-        start.wait()
-        results[i] = work(i)
-
-    threads = [threading.Thread(target=run, args=(i,)) for i in range(count)]
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join(timeout=60)
-    return results
-
-
 @pytest.mark.parametrize("backend", ["redis", "memory"])
 def test_twenty_lookups_of_one_url_at_once_fetch_it_once(
     server: PageServer, client: redis.Redis, backend: str
@@ -86,7 +69,7 @@ def test_twenty_lookups_of_one_url_at_once_fetch_it_once(
     lanes = [lane(server, client, prefix) for _ in range(4)] if backend == "redis" else [shared]
     before = server.hits[path]
     cited = CitedUrl(url=server.url(path))
-    pages = at_once(20, lambda i: lanes[i % len(lanes)].look_up(cited, time.monotonic() + 30))
+    pages = all_at_once(20, lambda i: lanes[i % len(lanes)].look_up(cited, time.monotonic() + 30))
     assert {p.outcome for p in pages} == {FetchOutcome.OK}
     assert server.hits[path] - before == 1
     assert sum(p.requests for p in pages) == 1
@@ -101,7 +84,7 @@ def test_at_most_two_requests_are_in_flight_to_one_host(client: redis.Redis, bac
         if backend == "memory":
             lanes = lanes[:1]
         plan_urls = [CitedUrl(url=own.url(f"/p{i}")) for i in range(8)]
-        at_once(8, lambda i: lanes[i % len(lanes)].look_up(plan_urls[i], time.monotonic() + 30))
+        all_at_once(8, lambda i: lanes[i % len(lanes)].look_up(plan_urls[i], time.monotonic() + 30))
         assert sum(own.hits[f"/p{i}"] for i in range(8)) == 8
         assert own.max_in_flight == 2
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import ipaddress
 from collections.abc import Iterator
+from dataclasses import replace
 
 import pytest
 
@@ -17,7 +18,12 @@ from schemas.references import FetchOutcome
 from workers.lookups.addresses import AddressPolicy, embedded_ipv4, literal_address
 from workers.lookups.client import SafeClient
 from workers.lookups.transport import Limits
-from workers.testing.net_guard import ConnectGuard, ScriptedResolver
+from workers.testing.net_guard import (
+    LOOPBACK_SPELLINGS,
+    SCRIPTED_LOOPBACK,
+    ConnectGuard,
+    ScriptedResolver,
+)
 from workers.testing.pages import PageServer, html, redirect
 
 ALLOW_ONE = AddressPolicy((ipaddress.ip_network("127.0.0.1/32"),))
@@ -40,26 +46,12 @@ def _client(
     return client, guard, resolver
 
 
-@pytest.mark.parametrize(
-    "host",
-    [
-        "127.0.0.1",
-        "localhost",
-        "[::1]",
-        "[::ffff:127.0.0.1]",
-        "2130706433",
-        "0x7f000001",
-        "0177.0.0.1",
-        "127.1",
-        "loopback.invalid",
-    ],
-)
+@pytest.mark.parametrize("host", LOOPBACK_SPELLINGS)
 def test_loopback_in_every_spelling_is_refused_without_a_connection(
     server: PageServer, host: str
 ) -> None:
-    client, guard, _ = _client(
-        server, localhost=["127.0.0.1", "::1"], loopback_invalid=["127.0.0.1"]
-    )
+    client, guard, _ = _client(server)
+    client = replace(client, resolver=ScriptedResolver(answers=SCRIPTED_LOOPBACK))
     before = server.requests
     page = client.fetch(server.url("/", host=host))
     assert page.outcome is FetchOutcome.REFUSED, page

@@ -10,14 +10,31 @@ from __future__ import annotations
 
 import ipaddress
 import socket
-from collections.abc import Mapping, Sequence
+import threading
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
+from typing import TypeVar
 
 from workers.lookups.addresses import IPAddress
 from workers.lookups.resolver import NameNotFound, ResolutionFailed
 from workers.lookups.transport import connect_tcp
 
+T = TypeVar("T")
 LOOPBACK = (ipaddress.ip_network("127.0.0.0/8"), ipaddress.ip_network("::1/128"))
+#: Spellings of the loopback address a URL may use; with ``SCRIPTED_LOOPBACK`` names
+#: resolved, each must be refused with no network allowed (issue 36's SSRF list).
+LOOPBACK_SPELLINGS = (
+    "127.0.0.1",
+    "localhost",
+    "[::1]",
+    "[::ffff:127.0.0.1]",
+    "2130706433",
+    "0x7f000001",
+    "0177.0.0.1",
+    "127.1",
+    "loopback.invalid",
+)
+SCRIPTED_LOOPBACK = {"localhost": ["127.0.0.1", "::1"], "loopback.invalid": ["127.0.0.1"]}
 
 
 class ForbiddenConnection(BaseException):
@@ -57,3 +74,20 @@ class ConnectGuard:
         if not on_loopback or (str(address), port) not in self.allowed:
             raise ForbiddenConnection(f"a connection was attempted to {address}:{port}")
         return connect_tcp(address, port, timeout_s)
+
+
+def all_at_once(count: int, work: Callable[[int], T]) -> list[T]:
+    """``work(0..count-1)`` on as many threads, released together; each one's result."""
+    results: dict[int, T] = {}
+    start = threading.Barrier(count)
+
+    def run(i: int) -> None:
+        start.wait()
+        results[i] = work(i)
+
+    threads = [threading.Thread(target=run, args=(i,)) for i in range(count)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(timeout=120)
+    return [results[i] for i in range(count)]  # a KeyError names a thread that never ended
