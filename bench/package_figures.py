@@ -77,19 +77,23 @@ def _made(made: dict[str, Any]) -> list[str]:
 
 
 def _latency(figures: dict[str, Any]) -> list[str]:
-    base, branch = figures["base"], figures["branch"]
-    return [
-        "| tree | p50 ms | p95 ms | mean ms |",
-        "|---|---:|---:|---:|",
-        *(
-            f"| {name} | {side['p50_ms']} | {side['p95_ms']} | {side['mean_ms']} |"
-            for name, side in ((f"base ({base['commit'][:7]})", base), ("this tree", branch))
-        ),
+    commit = figures["base"]["commit"][:7]
+    rows = ["| clock | tree | p50 ms | p95 ms | mean ms | p95 ratio | p50 ratio |"]
+    rows.append("|---|---|---:|---:|---:|---:|---:|")
+    for clock in ("cpu", "wall"):
+        c = figures[clock]
+        for name, side in ((f"base ({commit})", c["base"]), ("this tree", c["branch"])):
+            ratios = f"{c['p95_ratio']} | {c['p50_ratio']}" if name == "this tree" else "- | -"
+            rows.append(
+                f"| {clock} | {name} | {side['p50_ms']} | {side['p95_ms']} | {side['mean_ms']} "
+                f"| {ratios} |"
+            )
+    rows += [
         "",
-        f"p95 ratio {figures['p95_ratio']}, p50 ratio {figures['p50_ratio']}: "
         f"{figures['requests']} outputs citing nothing, {figures['rounds']} alternating rounds, "
         f"{figures['samples_per_side']} timed reviews per tree.",
     ]
+    return rows
 
 
 def render(current: str) -> str:
