@@ -38,6 +38,7 @@ from schemas.result import Decision
 from schemas.stages import Certainty
 from workers.evaluate.findings import Finding
 from workers.evaluate.wall.packages import PackageCheck, package_findings
+from workers.evaluate.wall.packages.references import references
 
 REAL = ("site-packages", "cpython-stdlib", "humaneval", "pypi-readme")
 SNAPSHOT_ONLY = PackageCheck()
@@ -86,9 +87,13 @@ def real_outputs(budget: int | None) -> dict[str, Any]:
     started = time.perf_counter()
     for item in _cases(budget):
         half = half_of(item.benchmark, item.id)
-        found = package_findings(_request(item.request), SNAPSHOT_ONLY)
+        request = _request(item.request)
+        found = package_findings(request, SNAPSHOT_ONLY)
+        used = references(request.output)
         tally = counts[(item.benchmark, half.value)]
         tally["outputs"] += 1
+        tally["using_packages"] += bool(used)
+        tally["packages_named"] += len(used)
         tally["with_finding"] += bool(found)
         tally["with_definite"] += any(f.issue.certainty is Certainty.DEFINITE for f in found)
         if found and half is Half.DEV:
@@ -200,9 +205,8 @@ def main(argv: list[str] | None = None) -> None:
     path = common.write_results("package_refs", figures)
     print(json.dumps({k: v for k, v in figures["real"].items() if k != "dev_findings"}, indent=1))
     print(json.dumps(figures["hallucinated"], indent=1))
-    print(
-        f"dev-half findings on real outputs: {len(figures['real']['dev_findings'])}; written to {path}"
-    )
+    shown = len(figures["real"]["dev_findings"])
+    print(f"dev-half findings on real outputs: {shown}; written to {path}")
 
 
 if __name__ == "__main__":

@@ -18,7 +18,7 @@ from schemas.stages import Certainty, IssueCode
 from workers.errors import ConfigurationError
 from workers.package_index import PackageIndex, package_check
 from workers.review import Reviewer
-from workers.settings import Settings
+from workers.settings import Settings, load_settings
 from workers.testing.package_index import HANG, IndexServer, index_server
 
 from .evaluate.builders import decode, obj
@@ -175,3 +175,17 @@ def test_the_suites_guard_refuses_the_default_public_index() -> None:
         client.close()
     assert got[GONE].answer is IndexAnswer.UNREACHABLE
     assert attempts and "pypi.org" in attempts[0]
+
+
+def test_the_settings_read_the_index_and_the_allowlist_at_boot(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setenv("WINDAGS_PACKAGE_INDEX_URL", "http://127.0.0.1:8080/simple")
+    monkeypatch.setenv("WINDAGS_PACKAGE_ALLOWLIST", "acme-*, internal_tools")
+    read = load_settings()
+    assert read.package_index_url == "http://127.0.0.1:8080/simple/"
+    assert read.package_allowlist == ("acme-*", "internal_tools")
+    assert package_check(read).allows("Internal.Tools")
+    monkeypatch.setenv("WINDAGS_PACKAGE_INDEX_URL", "file:///etc/passwd")
+    with pytest.raises(ConfigurationError, match="WINDAGS_PACKAGE_INDEX_URL"):
+        load_settings()

@@ -33,42 +33,56 @@ class Imported:
         return self.module.split(".", 1)[0]
 
 
+#: The fields that hold statements: imports are statements, so expressions are never walked.
+_BLOCKS = ("body", "orelse", "finalbody", "handlers", "cases")
+
+
 def required_imports(tree: ast.Module) -> list[Imported]:
-    """Every absolute import not guarded by a handler of ``ImportError``, in line order."""
-    optional = _optional(tree)
+    """Every absolute import not guarded as optional, in line order.
+
+    Walks statements only, and reads an ``if``'s test only when an import sits under it.
+    """
     found: list[Imported] = []
-    for node in ast.walk(tree):
-        if id(node) in optional:
+    probing: dict[int, bool] = {}
+    stack: list[tuple[ast.AST, bool, tuple[ast.If, ...]]] = [(tree, False, ())]
+    while stack:
+        node, optional, ifs = stack.pop()
+        if isinstance(node, ast.Import | ast.ImportFrom):
+            if not optional and not any(_probes(i, probing) for i in ifs):
+                found.extend(_imported(node))
             continue
-        if isinstance(node, ast.Import):
-            found.extend(Imported(a.name, node.lineno) for a in node.names)
-        elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
-            if node.module != "__future__":  # ``from google.cloud import storage``: the
-                # namespace package is ``google.cloud.storage``
-                found.extend(
-                    Imported(
-                        f"{node.module}.{a.name}" if a.name != "*" else node.module, node.lineno
-                    )
-                    for a in node.names
-                )
-    return sorted(found, key=lambda i: (i.line, i.module))
-
-
-def _optional(tree: ast.Module) -> set[int]:
-    """Ids of the nodes under a ``try`` that catches ImportError, or a probing ``if``."""
-    out: set[int] = set()
-    for node in ast.walk(tree):
-        guarded: list[ast.stmt] = []
         if isinstance(node, ast.Try | ast.TryStar) and any(
             _catches_import(h) for h in node.handlers
         ):
-            guarded = node.body
-        elif isinstance(node, ast.If):
-            test = ast.unparse(node.test).lower()
-            if any(hint in test for hint in GUARD_HINTS):
-                guarded = [*node.body, *node.orelse]
-        out.update(id(inner) for stmt in guarded for inner in ast.walk(stmt))
-    return out
+            stack.extend((child, True, ifs) for child in node.body)
+            stack.extend((h, optional, ifs) for h in node.handlers)
+            stack.extend((c, optional, ifs) for c in (*node.orelse, *node.finalbody))
+            continue
+        inner = (*ifs, node) if isinstance(node, ast.If) else ifs
+        for field in _BLOCKS:
+            for child in getattr(node, field, ()):
+                stack.append((child, optional, inner))
+    return sorted(found, key=lambda i: (i.line, i.module))
+
+
+def _imported(node: ast.Import | ast.ImportFrom) -> list[Imported]:
+    if isinstance(node, ast.Import):
+        return [Imported(a.name, node.lineno) for a in node.names]
+    if node.level or not node.module or node.module == "__future__":
+        return []
+    # ``from google.cloud import storage``: the namespace package is ``google.cloud.storage``.
+    return [
+        Imported(f"{node.module}.{a.name}" if a.name != "*" else node.module, node.lineno)
+        for a in node.names
+    ]
+
+
+def _probes(node: ast.If, seen: dict[int, bool]) -> bool:
+    """Whether an ``if`` chooses by platform, version, implementation or TYPE_CHECKING."""
+    if id(node) not in seen:
+        test = ast.unparse(node.test).lower()
+        seen[id(node)] = any(hint in test for hint in GUARD_HINTS)
+    return seen[id(node)]
 
 
 def _catches_import(handler: ast.ExceptHandler) -> bool:
