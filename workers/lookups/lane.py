@@ -140,7 +140,7 @@ class Lane:
                 ttl = self.ttl_s[caching_of(page.outcome, confirmed=page.confirmed)]
                 if ttl > 0:
                     self.cache.put(page.model_copy(update={"requests": 0}), ttl)
-                return page, "fetched"
+                return page, "own"
             finally:
                 self.cache.release(url, token)
 

@@ -142,7 +142,7 @@ class Instruments:
         self.refs_lookups = meter.create_counter(
             "windags.refs.lookups",
             unit="{url}",
-            description="Cited URLs looked up, by source (fetched, cache, shared) and outcome.",
+            description="Cited URLs looked up, by source (own, cache, none) and outcome.",
         )
         self.refs_requests = meter.create_counter(
             "windags.refs.requests",

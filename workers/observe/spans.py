@@ -194,8 +194,8 @@ def fetch_span(url: str) -> Iterator[Span]:
 def note_fetch(opened: Span, page: FetchedPage, *, source: str) -> None:
     """What a look-up found, on its span and in the ``windags.refs.*`` metrics.
 
-    ``source``: ``fetched`` (requests sent), ``cache`` or ``shared`` (another worker's
-    fetch of the same URL, waited for).
+    ``source``: ``own`` (this worker's look-up: requests sent, or refused before any),
+    ``cache``, or ``none`` (not looked up: the budget ran out first).
     """
     instruments = current().instruments
     outcome = page.outcome.value
