@@ -170,3 +170,21 @@ def test_a_jsonl_batch_that_cites_one_url_30_times_fetches_it_once(
         results = [line for line in done.stdout.splitlines() if line.strip()]
         assert len(results) == 30
         assert own.hits[path] == 1
+
+
+def test_ten_thousand_urls_and_a_100_kb_url_end_as_listed_references(server: PageServer) -> None:
+    chosen = settings()
+    resolver = ScriptedResolver()  # every name: NXDOMAIN, answered without the network
+    reviewer = Reviewer(
+        chosen, lane=Lane.build(chosen, None, connect=ConnectGuard(), resolver=resolver)
+    )
+    many = " ".join(f"https://h{i}.example.invalid/p" for i in range(10_000))
+    huge = "See https://x.example.invalid/" + "a" * 100_000 + " for the details."
+    result = review_of(reviewer, f"{CLEAN_TEXT}\n\n{many}\n\n{huge}")
+    checks = result.stage1.references
+    fetched = [c for c in checks if c.outcome is FetchOutcome.NO_SUCH_HOST]
+    assert len(fetched) == chosen.refs_max_urls
+    assert len(set(resolver.asked)) == chosen.refs_max_urls  # the rest never looked up
+    assert any(c.outcome is FetchOutcome.UNSUPPORTED and len(c.url) == 200 for c in checks)
+    assert {c.verdict for c in checks} == {ReferenceVerdict.DEAD, ReferenceVerdict.UNVERIFIED}
+    assert len(checks) == 200  # the listed ones; the rest are counted in the plan only
