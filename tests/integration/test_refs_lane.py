@@ -25,15 +25,20 @@ from workers.client import ReviewClient
 from workers.fleet.deps import build_deps
 from workers.fleet.handlers import handle_refs, handle_stage1
 from workers.fleet.next_hop import Hop
-from workers.fleet.queues import TaskName
+from workers.fleet.queues import Queue, TaskName
 from workers.local.launcher import LocalFleet
 from workers.settings import Settings
 from workers.testing.package_index import index_server
-from workers.testing.pages import Page, PageServer, html
+from workers.testing.pages import Page, PageServer, gzip_bomb, html, redirect
 
 pytestmark = pytest.mark.integration
 PAGES = {
     "/cited": html("one page cited by every review", status=200),
+    "/drip": Page(body=b"x" * 10_000, drip_s=0.2),
+    "/bomb": gzip_bomb(200 * 1024 * 1024),
+    "/huge": Page(body=b"<p>", length=5 * 1024**3),
+    "/loop": redirect("/loop"),
+    "/latin": Page(body=b"caf\xe9 \xff\xfe", content_type="text/plain"),
     **{f"/h{i}": Page(body=b"<p>held</p>", hold_s=0.3) for i in range(20)},
 }
 
@@ -145,3 +150,24 @@ def test_a_package_the_snapshot_lacks_is_confirmed_by_the_index_in_the_refs_lane
     ]
     assert after.quality.grounding.gate is not None
     assert after.quality.grounding.gate < before.quality.grounding.gate  # type: ignore[operator]
+
+
+def test_hostile_pages_and_urls_end_as_typed_references_and_the_refs_worker_lives_on(
+    fleet: LocalFleet,
+    client: ReviewClient,
+    redis_db: redis.Redis,
+    settings: Settings,
+    pages: PageServer,
+) -> None:
+    dag = fresh_dag()
+    urls = [pages.url(p) for p in ("/drip", "/bomb", "/huge", "/loop", "/latin")]
+    urls.append("https://x.example.invalid/" + "a" * 100_000)
+    asked = [citing(dag, f"n{i}", url) for i, url in enumerate(urls)]
+    many = " ".join(f"https://h{i}.example.invalid/p" for i in range(10_000))
+    asked.append(obj(dag_id=dag, node_id="many", output={"kind": "text", "content": many}))
+    client.submit_many(asked)
+    found = {r.node_id: r for r in results(redis_db, settings, dag, len(asked))}
+    outcomes = [found[f"n{i}"].stage1.references[0].outcome.value for i in range(len(urls))]
+    assert outcomes == ["timeout", "ok", "ok", "too_many_redirects", "ok", "unsupported"]
+    assert len(found["many"].stage1.references) == 200
+    assert fleet.workers[Queue.REFS].poll() is None

@@ -74,6 +74,8 @@ class Deps:
         """
         self.redis.close()
         self.redis.connection_pool.disconnect()
+        if self.lane is not None:
+            self.lane.close()
 
 
 def build_deps(settings: Settings, *, judge: Judge | None = None) -> Deps:

@@ -95,6 +95,11 @@ class Lane:
         index = PackageIndex(settings, client) if settings.package_index_url else None
         return cls(fetcher, cache, gate, settings.refs_budget_s, ttl, index)
 
+    def close(self) -> None:
+        """Close the package index's HTTP connections (the fetcher keeps none open)."""
+        if self.index is not None:
+            self.index.close()
+
     def run(self, plan: LookupPlan) -> LookupAnswers:
         """Every planned URL and package name looked up, within the time budget.
 
