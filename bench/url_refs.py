@@ -13,7 +13,9 @@ through a connect guard that refuses any other address. It reports:
 - what fetching on costs an output that cites nothing: in-process review times with the
   lane off and on, side by side in one run, over HumanEval's tunable items;
 - dated references on public data: how many right outputs the always-on
-  ``FutureReference`` check flags (dev and test halves of every tunable item).
+  ``FutureReference`` check flags (dev and test halves of every tunable item): README and
+  HaluEval prose as the Wall reads it, and Python docstrings (more than the Wall reads:
+  of a Python output it reads no prose).
 
 Writes bench/results/url_refs.json.
 """
@@ -33,7 +35,7 @@ from typing import Any
 import redis
 
 from bench import common
-from bench.public import cpython_stdlib, humaneval, pypi_readmes
+from bench.public import cpython_stdlib, halueval, humaneval, pypi_readmes
 from bench.public.case import GOOD
 from bench.public.heldout import half_of
 from schemas.references import CitedUrl, FetchOutcome
@@ -314,8 +316,9 @@ def future_dates_on_public() -> dict[str, Any]:
     """Right outputs the always-on dated-reference check flags, per public source and half."""
     today = datetime.now(UTC).date()
     out: dict[str, Any] = {"today": today.isoformat()}
-    for module in (pypi_readmes, cpython_stdlib, humaneval):
-        loaded = module.load()
+    sources = [m.load() for m in (pypi_readmes, cpython_stdlib, humaneval)]
+    sources += [halueval.load(f"halueval-{name}") for name in ("qa", "summarization", "dialogue")]
+    for loaded in sources:
         counts: dict[str, dict[str, int]] = {}
         for c in loaded.cases:
             if c.label != GOOD:

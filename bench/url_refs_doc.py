@@ -90,7 +90,8 @@ def _dates(dates: dict[str, Any]) -> list[str]:
     lines = [
         "",
         f"Dated references on right outputs (review date {dates['today']}): outputs the "
-        "always-on `FutureReference` check flags.",
+        "always-on `FutureReference` check flags (READMEs and HaluEval as the Wall reads "
+        "them; of Python sources, their docstrings, which the Wall does not read).",
         "",
         "| source | dev: flagged / outputs | test: flagged / outputs |",
         "|---|---|---|",
