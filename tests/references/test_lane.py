@@ -15,9 +15,9 @@ from typing import Any
 import pytest
 import redis
 
-from schemas.references import CitedUrl, FetchOutcome, LookupPlan
+from schemas.references import CitedUrl, FetchedPage, FetchOutcome, LookupPlan
 from tests.infrastructure import leased_database
-from workers.lookups.cache import url_digest
+from workers.lookups.cache import MemoryPageCache, url_digest
 from workers.lookups.lane import Lane
 from workers.lookups.politeness import HostGate, MemoryHostGate, RedisHostGate
 from workers.settings import Settings
@@ -142,3 +142,16 @@ def test_a_spent_budget_leaves_the_rest_unverified(server: PageServer) -> None:
         lane(server, None, "unused", refs_budget_s=0.001, refs_fetch_timeout_s=1).run(plan).pages
     )
     assert {p.outcome for p in pages} == {FetchOutcome.UNVERIFIED}
+
+
+def test_the_in_process_cache_keeps_at_most_its_size() -> None:
+    cache = MemoryPageCache(max_pages=3)
+    for i in range(5):
+        cache.put(FetchedPage(url=f"http://127.0.0.1/{i}", outcome=FetchOutcome.OK), 60)
+    assert [cache.get(f"http://127.0.0.1/{i}") is not None for i in range(5)] == [
+        False,
+        False,
+        True,
+        True,
+        True,
+    ]

@@ -86,9 +86,14 @@ class RedisPageCache:
 
 
 class MemoryPageCache:
-    """The in-process review's cache: the same rules, in this process only."""
+    """The in-process review's cache: the same rules, in this process only.
 
-    def __init__(self) -> None:
+    At most ``max_pages`` records (a page's text is up to 400,000 characters): a long
+    batch drops its oldest first.
+    """
+
+    def __init__(self, max_pages: int = 512) -> None:
+        self._max_pages = max_pages
         self._pages: dict[str, tuple[float, FetchedPage]] = {}
         self._flights: dict[str, tuple[float, str]] = {}
         self._lock = threading.Lock()
@@ -104,7 +109,10 @@ class MemoryPageCache:
     def put(self, page: FetchedPage, ttl_s: int) -> None:
         """Keep ``page`` for ``ttl_s`` seconds."""
         with self._lock:
+            self._pages.pop(page.url, None)
             self._pages[page.url] = (time.monotonic() + ttl_s, page)
+            while len(self._pages) > self._max_pages:  # dicts keep insertion order
+                del self._pages[next(iter(self._pages))]
 
     def claim(self, url: str, ttl_s: float) -> str | None:
         """A token unless a live claim on ``url`` is held."""
