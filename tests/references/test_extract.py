@@ -7,6 +7,8 @@ from datetime import date
 from tests.evaluate.builders import request
 from workers.evaluate.references import plan_lookups
 from workers.evaluate.references.extract import cited_urls
+from workers.evaluate.references.findings import on_page
+from workers.evaluate.wall.grounding.lexicon import squash
 from workers.evaluate.wall.grounding.reference_list import future_references, latest_date
 
 NOTE = """\
@@ -114,3 +116,12 @@ def test_plans_and_titles_that_name_a_future_year_are_not_dated_references() -> 
     assert future_references("Plan:\n1. Launch by March 2031.\n2. Grow.\n", today) == []
     assert future_references("[1] EU. The 2030 Climate Target Plan. 2020.\n", today) == []
     assert latest_date("Accessed 2026-02-30") is None  # no such day
+
+
+def test_a_quote_with_elisions_or_bracketed_letters_is_found_in_order() -> None:
+    page = squash("The outage, which began at noon, lasted forty minutes in all.")
+    assert on_page("[T]he outage ... lasted forty minutes", page)
+    assert on_page("the outage […] lasted forty minutes", page)
+    assert on_page("The outage, which began at noon, lasted forty minutes", page)
+    assert not on_page("lasted forty minutes ... the outage", page)  # out of order
+    assert not on_page("the outage lasted four hours", page)

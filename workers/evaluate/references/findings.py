@@ -11,6 +11,7 @@ The feedback takes dag-quality.md's shape: ``Source [3] https://... returns 404`
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator
 
 from schemas.quality import Dimension
@@ -78,7 +79,7 @@ def _check(cited: CitedUrl, page: FetchedPage) -> tuple[ReferenceCheck, list[Fin
         found.append(_unreachable(cited, page, certainty, row.reason))
     elif page.outcome is FetchOutcome.OK and cited.quotes:
         folded = squash(page.text)
-        quotes = tuple(QuoteCheck(quote=q, found=squash(q) in folded) for q in cited.quotes)
+        quotes = tuple(QuoteCheck(quote=q, found=on_page(q, folded)) for q in cited.quotes)
         found.extend(_misquotes(cited, page, quotes))
         if found:
             verdict = ReferenceVerdict.MISQUOTED
@@ -94,6 +95,26 @@ def _check(cited: CitedUrl, page: FetchedPage) -> tuple[ReferenceCheck, list[Fin
         quotes=quotes,
     )
     return check, found
+
+
+def on_page(quote: str, folded_page: str) -> bool:
+    """Whether the page (folded by ``squash``) holds the quote, its elisions allowed.
+
+    An ellipsis (``...``, ``…``, ``[...]``) leaves words out: the parts around it must
+    appear in order. Square brackets mark the quoter's own letters (``[T]he``): they are
+    read as if absent, so ``[T]he`` is ``The``.
+    """
+    parts = [squash(p.replace("[", "").replace("]", "")) for p in _ELISION.split(quote)]
+    at = 0
+    for part in (p for p in parts if p):
+        found = folded_page.find(part, at)
+        if found < 0:
+            return False
+        at = found + len(part)
+    return True
+
+
+_ELISION = re.compile(r"\[\s*(?:\.\s*){3}\]|\[\s*…\s*\]|(?:\.\s*){3}|…")
 
 
 def _source(cited: CitedUrl) -> str:
