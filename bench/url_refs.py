@@ -30,6 +30,7 @@ import uuid
 from collections.abc import Iterator
 from contextlib import contextmanager
 from datetime import UTC, datetime
+from statistics import median
 from typing import Any
 
 import redis
@@ -40,11 +41,13 @@ from bench.public.case import GOOD
 from bench.public.heldout import half_of
 from schemas.references import CitedUrl, FetchOutcome
 from schemas.request import ReviewRequest
+from workers.evaluate import run_stage1
 from workers.evaluate.references.statuses import TABLE
 from workers.evaluate.wall.grounding.claims import prose_of
 from workers.evaluate.wall.grounding.links import stated_texts
 from workers.evaluate.wall.grounding.reference_list import future_references
 from workers.lookups.lane import Lane
+from workers.lookups.steps import plan_for
 from workers.review import Reviewer
 from workers.settings import Settings
 from workers.testing.net_guard import (
@@ -293,6 +296,7 @@ def cite_nothing_cost(rounds: int) -> dict[str, Any]:
                 if round_:
                     times[name][i].append((time.perf_counter() - started) * 1000)
     out: dict[str, Any] = {"outputs": len(asked), "rounds": rounds}
+    out["plan_us_per_output"] = _plan_cost(settings(), [r for _, r in asked])
     for which in sorted({half for half, _ in asked}):
         items = [i for i, (half, _) in enumerate(asked) if half == which]
         out[which] = {"outputs": len(items)}
@@ -313,6 +317,18 @@ def cite_nothing_cost(rounds: int) -> dict[str, Any]:
         total = {n: sum(sum(times[n][i]) for i in items) for n in ("off", "on")}
         out[which]["total_ratio"] = round(total["on"] / total["off"], 4)
     return out
+
+
+def _plan_cost(chosen: Settings, asked: list[ReviewRequest]) -> dict[str, float]:
+    """What fetching on adds to such a review by itself: planning its look-ups (µs)."""
+    reports = {id(r): run_stage1(r) for r in asked}
+    each = []
+    for request_ in asked:
+        started = time.perf_counter()
+        for _ in range(20):
+            plan_for(request_, reports[id(request_)], chosen)
+        each.append((time.perf_counter() - started) / 20 * 1e6)
+    return {"median": round(median(each), 1), "p95": round(common.percentile(each, 95), 1)}
 
 
 def future_dates_on_public() -> dict[str, Any]:

@@ -65,11 +65,14 @@ def render(figures: dict[str, Any]) -> str:
 
 
 def _cost(cost: dict[str, Any]) -> list[str]:
+    plan = cost["plan_us_per_output"]
     lines = [
         "",
         f"Outputs that cite nothing ({cost['outputs']} tunable HumanEval and CPython stdlib "
         f"outputs with no URL, {cost['rounds']} rounds, fetching off and on interleaved in one "
-        "run): p95 of each output's best time, and of every time.",
+        "run): p95 of each output's best time, and of every time. Planning the look-ups of "
+        f"such an output, what fetching on adds to its review: {plan['median']} µs median, "
+        f"{plan['p95']} µs p95.",
         "",
         "| half | n | p95 best, off | p95 best, on | ratio | p95 all, off | p95 all, on "
         "| ratio | total ratio |",

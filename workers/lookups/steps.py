@@ -11,20 +11,26 @@ from schemas.hops import Stage1Report
 from schemas.references import LookupAnswers, LookupPlan
 from schemas.request import ReviewRequest
 from workers.evaluate.references import plan_lookups, with_lookups
+from workers.evaluate.wall.packages import PACKAGE_CODES
 from workers.lookups.lane import Lane
 from workers.package_index import package_check
 from workers.settings import Settings
 
 
 def plan_for(request: ReviewRequest, report: Stage1Report, settings: Settings) -> LookupPlan:
-    """What ``request``'s output needs looked up; nothing when its Floor failed."""
+    """What ``request``'s output needs looked up; nothing when its Floor failed.
+
+    A name the index must confirm left a (suspect) package finding in Stage 1's report:
+    without one, the output's imports are not scanned a second time.
+    """
     if not report.stage1.floor.passed:
         return LookupPlan()
+    unsettled = any(i.code in PACKAGE_CODES for i in report.stage1.wall.issues)
     return plan_lookups(
         request,
         fetch_urls=settings.refs_fetch,
         max_urls=settings.refs_max_urls,
-        packages=package_check(settings),
+        packages=package_check(settings) if unsettled else None,
     )
 
 
