@@ -179,8 +179,15 @@ class Lane:
         if ticket is None:
             return _unverified(url, f"{host} had no free slot within the time budget")
         page: FetchedPage | None = None
+        started = self.clock()
         try:
             page = self.client.fetch(url, deadline=deadline)
+            if (
+                page.outcome is FetchOutcome.TIMEOUT
+                and deadline < started + self.client.limits.total_s
+            ):
+                # The review's budget, not the site, cut the fetch short: not looked at.
+                page = _unverified(url, "the review's time budget ran out during the fetch")
             return page
         finally:
             retry = page.retry_after_s if page is not None else None
