@@ -99,6 +99,7 @@ def settings(prefix: str = "bench-refs", **changes: Any) -> Settings:
         "refs_host_spacing_s": 0.0,
         "refs_max_body_bytes": 256 * 1024,
         "key_prefix": prefix,
+        "package_index_url": "",  # no package index: only loopback pages are asked
     }
     return Settings(**{**values, **changes})
 

@@ -52,6 +52,7 @@ def lane(server: PageServer, db: redis.Redis | None, prefix: str, **changes: Any
         "refs_allow_networks": (ipaddress.ip_network("127.0.0.1/32"),),
         "refs_host_spacing_s": 0.0,
         "key_prefix": prefix,
+        "package_index_url": "",  # no package index: only loopback pages are asked
     }
     chosen = Settings(**{**values, **changes})
     guard = ConnectGuard(allowed={("127.0.0.1", server.port)})

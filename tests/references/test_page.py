@@ -21,7 +21,7 @@ HOSTILE_URL = 'https://x.invalid/"><script>alert(1)</script><a href="javascript:
 
 def rendered(checks: tuple[ReferenceCheck, ...]) -> str:
     asked = request()
-    result = Reviewer(Settings(judge_backend="builtin"))(asked)
+    result = Reviewer(Settings(judge_backend="builtin", package_index_url=""))(asked)
     stage1 = result.stage1.model_copy(update={"references": checks})
     item = ReviewItem(
         review_key="dag-1:node-1:1",

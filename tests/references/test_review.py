@@ -52,6 +52,7 @@ def settings(**changes: Any) -> Settings:
         "refs_fetch_timeout_s": 1.5,
         "refs_host_spacing_s": 0.0,
         "judge_backend": "builtin",
+        "package_index_url": "",  # no package index: only loopback pages are asked
     }
     return Settings(**{**values, **changes})
 

@@ -20,6 +20,7 @@ def test_a_fetch_a_cache_hit_and_a_refusal_are_each_spanned_and_counted(
         refs_fetch=True,
         refs_allow_networks=(ipaddress.ip_network("127.0.0.1/32"),),
         refs_host_spacing_s=0.0,
+        package_index_url="",
     )
     with PageServer({"/ok": html("hello"), "/gone": Page(status=410)}) as server:
         guard = ConnectGuard(allowed={("127.0.0.1", server.port)})
