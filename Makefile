@@ -2,7 +2,7 @@
 VENV ?= .venv
 PY ?= $(VENV)/bin/python
 
-.PHONY: install demo test lint typecheck check bench schemas sizes house local-model local-model-test
+.PHONY: install demo test lint typecheck check bench schemas sizes house local-model local-model-test package-snapshot
 
 $(VENV)/bin/python:
 	python3 -m venv $(VENV)
@@ -56,3 +56,19 @@ local-model: install
 
 local-model-test: local-model
 	$(PY) -m pytest -q -s tests/test_local_model.py
+
+# The package check's snapshot of the index's project names (workers/evaluate/wall/packages/
+# data): rebuilt from a listing of the index (LISTING) and the local indexes of SIMPLE,
+# pipreqs' import mapping and stdlib-list's lists (both fetched with pip), the wheels of
+# WHEELS and the installed distributions. Commit the data files it rewrites.
+LISTING ?= /work/.library/env/packages/pypi.tsv
+SIMPLE ?= $(wildcard /opt/pypi/simple /opt/pypi-more/simple)
+WHEELS ?= $(wildcard /opt/pypi/files /opt/pypi-more/files)
+package-snapshot: install
+	rm -rf .package-snapshot && mkdir .package-snapshot
+	$(PY) -m pip download --no-deps -d .package-snapshot pipreqs==0.5.0 stdlib-list==0.12.0
+	$(PY) -m workers.evaluate.wall.packages.snapshot_build --listing $(LISTING) \
+		--pipreqs .package-snapshot/pipreqs-0.5.0-py3-none-any.whl \
+		--stdlib-list .package-snapshot/stdlib_list-0.12.0-py3-none-any.whl \
+		$(foreach s,$(SIMPLE),--simple $(s)) $(foreach w,$(WHEELS),--wheels $(w))
+	rm -rf .package-snapshot

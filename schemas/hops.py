@@ -49,6 +49,10 @@ class Stage1Report(WireModel):
     """Tokens spent so far."""
     cost_usd: Usd = 0.0
     """Review spend so far."""
+    fetches: Annotated[int, Field(ge=0)] = 0
+    """HTTP requests sent for the output's references (0 when answered from the cache)."""
+    fetched_bytes: Annotated[int, Field(ge=0)] = 0
+    """Body bytes those requests read, after decompression."""
     dag_version: Annotated[int, Field(ge=1)] | None = None
     """The registered DAG version Stage 1 derived the request's ``downstream`` from;
     null when the request's own list (or none) was used."""

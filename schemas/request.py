@@ -7,6 +7,7 @@ from typing import Annotated, Any
 
 from jsonschema import Draft202012Validator
 from jsonschema.exceptions import SchemaError
+from packaging.requirements import InvalidRequirement, Requirement
 from pydantic import Field, field_validator, model_validator
 
 from schemas.base import Identifier, NonNegative, Unit, Usd, WireModel
@@ -136,6 +137,10 @@ CatalogType = Annotated[str, Field(min_length=1, max_length=64)]
 CATALOG_MAX_TABLES = 500
 CATALOG_MAX_COLUMNS = 500
 CATALOG_MAX_TOTAL_COLUMNS = 10_000
+#: Most requirements one contract may declare, and the longest one.
+MAX_REQUIREMENTS = 500
+#: A requirement string as pip reads it (``requests>=2.31``, ``uvicorn[standard]``).
+RequirementText = Annotated[str, Field(min_length=1, max_length=500)]
 
 
 class OutputContract(WireModel):
@@ -172,6 +177,13 @@ class OutputContract(WireModel):
     ) = None
     """The tables a SQL output may read: table -> column -> type. With it, unknown tables
     and columns and ambiguous unqualified columns are Floor violations (sql outputs)."""
+    requirements: (
+        Annotated[tuple[RequirementText, ...], Field(max_length=MAX_REQUIREMENTS)] | None
+    ) = None
+    """The environment the output runs in: PEP 508 requirement strings (``requests>=2.31``).
+    With it, a Python output may import only these distributions, the standard library
+    and its own modules: any other import is a definite finding. Null: no environment
+    declared, and an import no known project provides is only suspect."""
 
     @field_validator("json_schema")
     @classmethod
@@ -193,6 +205,17 @@ class OutputContract(WireModel):
             )
         if loops_forever(value):
             raise ValueError("the schema refers to itself in a loop that reads nothing")
+        return value
+
+    @field_validator("requirements")
+    @classmethod
+    def _requirements_parse(cls, value: tuple[str, ...] | None) -> tuple[str, ...] | None:
+        for text in value or ():
+            try:
+                Requirement(text)
+            except InvalidRequirement as exc:
+                why = str(exc).splitlines()[0] if str(exc) else "unreadable"
+                raise ValueError(f"{text[:100]!r} is not a requirement: {why}"[:300]) from None
         return value
 
     @field_validator("catalog")

@@ -62,6 +62,11 @@ class Envelope(WireModel):
     """Relative distance of the decision score from its nearest threshold."""
     stages_run: tuple[str, ...]
     """Which stages ran (``floor``, ``wall``, ``ceiling``)."""
+    fetches: Annotated[int, Field(ge=0)] = 0
+    """HTTP requests sent for the output's references, redirects and confirmations
+    included (0 when the cache answered, or nothing is cited)."""
+    fetched_bytes: Annotated[int, Field(ge=0)] = 0
+    """Body bytes those requests read, after decompression."""
 
 
 class NearMissKind(StrEnum):

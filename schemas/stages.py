@@ -11,6 +11,7 @@ from schemas.base import Unit, WireModel
 from schemas.claims import MAX_CLAIMS, CheckedClaim
 from schemas.code import MAX_LISTED_BLOCKS, CodeBlock, Position
 from schemas.quality import Dimension
+from schemas.references import MAX_REFERENCES, ReferenceCheck
 from schemas.request import GroundingPolicy
 
 
@@ -95,6 +96,15 @@ class IssueCode(StrEnum):
     UNLINKED_WORDING = "UnlinkedWording"
     CONTRADICTS_INPUT = "ContradictsInput"
     MORE_UNSUPPORTED = "MoreUnsupported"
+    # references checked against the world (workers/evaluate/references)
+    DEAD_REFERENCE = "DeadReference"
+    UNREACHABLE_REFERENCE = "UnreachableReference"
+    MISQUOTED_REFERENCE = "MisquotedReference"
+    FUTURE_REFERENCE = "FutureReference"
+    # packages the output names (workers/evaluate/wall/packages)
+    UNKNOWN_PACKAGE = "UnknownPackage"
+    UNKNOWN_IMPORT = "UnknownImport"
+    UNDECLARED_IMPORT = "UndeclaredImport"
     # the judged part of the Wall
     JUDGE_INDETERMINATE = "JudgeIndeterminate"
 
@@ -197,6 +207,9 @@ class Stage1Result(WireModel):
     code_blocks: tuple[CodeBlock, ...] = Field(default=(), max_length=MAX_LISTED_BLOCKS)
     """Each fenced block of a markdown or text output (the first fifty): the language it
     was read as and whether it parsed, or why it was left unchecked."""
+    references: tuple[ReferenceCheck, ...] = Field(default=(), max_length=MAX_REFERENCES)
+    """Each URL the output cites, with its status chain and what it means (empty when it
+    cites none, or fetching is off: ``WINDAGS_REFS_FETCH``)."""
 
 
 class BiasCheck(WireModel):

@@ -3,6 +3,10 @@
 Under CI, hypothesis runs derandomized: the same examples every run, so a landing is
 judged on the code, not on the draw. Local runs keep exploring new examples.
 
+No test reaches past loopback (``tests/network_guard.py``): a connection or a name
+look-up beyond it fails the test, and the run's processes inherit an empty
+``WINDAGS_PACKAGE_INDEX_URL`` (no package index but a test's own).
+
 A run holds Redis databases of its own (``tests/redis_leases.py``), so that another run
 of the suite on the same machine neither empties nor reads them, and it ends by checking
 that no process it started is still alive (``tests/processes.py``): one that is fails the
@@ -12,11 +16,13 @@ run, named, and is stopped.
 from __future__ import annotations
 
 import os
+from collections.abc import Iterator
 
 import pytest
 from hypothesis import settings
 
 from tests.infrastructure import leased_database
+from tests.network_guard import loopback_only
 from tests.processes import mark_this_run, settled_leftovers, stop
 from tests.redis_leases import LEASES
 
@@ -28,6 +34,16 @@ if os.environ.get("CI"):
     settings.load_profile("ci")
 
 mark_this_run()
+# Workers and CLIs the tests start read no public index (a test that wants one starts it).
+os.environ["WINDAGS_PACKAGE_INDEX_URL"] = ""
+
+
+@pytest.fixture(autouse=True)
+def _loopback_only() -> Iterator[None]:
+    """Fail any test that tried to reach an address or resolve a name beyond loopback."""
+    with loopback_only() as attempts:
+        yield
+    assert attempts == [], f"the test tried to reach beyond loopback: {attempts[:5]}"
 
 
 @pytest.fixture(scope="session")

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
-FORBIDDEN = ("celery", "redis", "anthropic", "kombu", "httpx")
+FORBIDDEN = ("celery", "redis", "anthropic", "kombu", "httpx", "h11", "ssl")
 
 
 def _loaded_after(statement: str) -> set[str]:
@@ -37,6 +37,7 @@ def _loaded_after(statement: str) -> set[str]:
         "from workers.evaluate import *",
         "import workers.evaluate.stage1, workers.evaluate.verdict.final, workers.intake",
         "import workers.topology, workers.topology.progress",
+        "import workers.evaluate.references",
     ],
 )
 def test_importing_the_pure_engine_loads_no_queue_broker_or_network_client(

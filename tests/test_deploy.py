@@ -29,7 +29,7 @@ K8S = DEPLOY / "k8s"
 OVERLAYS = sorted(p for p in (K8S / "overlays").iterdir() if (p / "kustomization.yaml").exists())
 VARIANTS = [K8S / "base", *OVERLAYS]
 
-QUEUES = {"stage1", "router", "stage2"}
+QUEUES = {"stage1", "router", "stage2", "refs"}
 # Kubernetes versions the manifests must validate against: an old supported one and the newest
 # schema kubernetes-validate ships.
 K8S_VERSIONS = ["1.30.0", kubernetes_validate.utils.latest_version()]
@@ -741,7 +741,7 @@ def test_production_runs_the_stages_that_call_claude_on_gevent() -> None:
         queue: celery_options(d["spec"]["template"]["spec"]["containers"][0]["args"])["--pool"]
         for queue, d in worker_deployments(docs).items()
     }
-    assert pools == {"stage1": "gevent", "router": "threads", "stage2": "gevent"}
+    assert pools == {"stage1": "gevent", "router": "threads", "stage2": "gevent", "refs": "gevent"}
 
 
 def test_probes_ping_the_worker_itself(rendered: tuple[Path, list[Doc]]) -> None:

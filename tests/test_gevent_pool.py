@@ -123,8 +123,14 @@ def test_stages_that_call_a_model_run_on_gevent_and_the_router_on_threads() -> N
     )
     assert not model_judge_in({})
     assert not model_judge_in({"WINDAGS_JUDGE_BACKEND": "nonsense"})  # the worker says why
-    assert [pool_for(q, model_judge=True) for q in Queue] == [IO_POOL, "threads", IO_POOL]
-    assert {pool_for(q, model_judge=False) for q in Queue} == {"threads"}
+    assert [pool_for(q, model_judge=True) for q in Queue] == [IO_POOL, "threads", IO_POOL, IO_POOL]
+    # The refs lane waits on the web whatever the judge.
+    assert {q: pool_for(q, model_judge=False) for q in Queue if q is not Queue.REFS} == {
+        Queue.STAGE1: "threads",
+        Queue.ROUTER: "threads",
+        Queue.STAGE2: "threads",
+    }
+    assert pool_for(Queue.REFS, model_judge=False) == IO_POOL
     assert concurrency_for(Queue.STAGE1, IO_POOL) == IO_CONCURRENCY[Queue.STAGE1] >= 100
     command = worker_command(Queue.STAGE1, concurrency=100, pool=IO_POOL)
     # Celery patches only when it finds the pool on its own command line.

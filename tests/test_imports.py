@@ -24,11 +24,11 @@ ALLOWED: dict[str, frozenset[str]] = {
     "intake": frozenset({"errors"}),
     "endpoint": frozenset({"errors"}),
     "redis_urls": frozenset({"errors"}),
-    "settings": frozenset({"endpoint", "errors", "keys", "redis_urls"}),
+    "settings": frozenset({"endpoint", "errors", "keys", "package_settings", "redis_urls"}),
     "connections": frozenset({"redis_urls", "settings"}),
     "evaluate": frozenset(),
     "judges": frozenset({"evaluate", "endpoint", "errors", "keys", "settings"}),
-    "testing": frozenset({"errors"}),
+    "testing": frozenset({"errors", "lookups"}),
     "topology": frozenset({"errors", "evaluate", "intake"}),
     "results": frozenset({"errors", "keys", "topology"}),
     "observe": frozenset({"errors", "judges", "settings"}),
@@ -37,7 +37,10 @@ ALLOWED: dict[str, frozenset[str]] = {
         {"connections", "errors", "evaluate", "keys", "records", "results", "settings"}
     ),
     "learning": frozenset({"connections", "evaluate", "records", "settings"}),
-    "review": frozenset({"evaluate", "judges", "settings"}),
+    "lookups": frozenset({"evaluate", "keys", "observe", "package_index", "settings"}),
+    "package_index": frozenset({"errors", "evaluate", "keys", "settings"}),
+    "package_settings": frozenset(),
+    "review": frozenset({"evaluate", "judges", "lookups", "package_index", "settings"}),
     "fleet": frozenset(
         {
             "connections",
@@ -49,7 +52,9 @@ ALLOWED: dict[str, frozenset[str]] = {
             "judges",
             "keys",
             "learning",
+            "lookups",
             "observe",
+            "package_index",
             "records",
             "redis_urls",
             "results",
@@ -107,6 +112,7 @@ ENGINE_ALLOWED: dict[str, frozenset[str]] = {
     "ceiling": _SHARED | {"floor", "wall", "judge_task"},
     "escalation": _SHARED | {"floor", "wall"},
     "verdict": _SHARED | {"floor", "wall", "ceiling"},
+    "references": _SHARED | {"wall"},
     "stage1": _SHARED | {"code", "floor", "wall", "verdict"},
     "__init__": _SHARED | {"floor", "wall", "ceiling", "escalation", "verdict", "stage1"},
 }

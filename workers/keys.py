@@ -179,6 +179,35 @@ class Keys:
         """The fleet-wide token bucket of one model."""
         return f"{self.prefix}:ratelimit:{model}"
 
+    def package_answer(self, name: str) -> str:
+        """The package index's cached answer about one project (its PEP 503 normal form).
+
+        A ``PackageAnswer`` as JSON; its TTL says how long it holds (present long, absent
+        short, unreachable never written). ``name`` is validated before it gets here.
+        """
+        return f"{self.prefix}:pkgindex:{name}"
+
+    # The network lane (workers.lookups): fetched pages, single flight, per-host politeness.
+
+    def refs_page(self, digest: str) -> str:
+        """A fetched page's record (``FetchedPage`` JSON), by the URL's SHA-256; expires."""
+        return f"{self.prefix}:refs:page:{digest}"
+
+    def refs_flight(self, digest: str) -> str:
+        """Held while one worker fetches the URL: the others wait for its record."""
+        return f"{self.prefix}:refs:flight:{digest}"
+
+    def refs_host_in_flight(self, host: str) -> str:
+        """Requests in flight to ``host`` (a sorted set of tickets scored by expiry, ms)."""
+        return f"{self.prefix}:refs:host:{self._slot(host)}:in-flight"
+
+    def refs_host_next(self, host: str) -> str:
+        """When the next request to ``host`` may start (ms): spacing, or ``Retry-After``.
+
+        In the in-flight set's slot: one script reads and writes both.
+        """
+        return f"{self.prefix}:refs:host:{self._slot(host)}:next"
+
     # The human gate (workers.human): review queue, verdicts, attempts, outcomes.
 
     @property

@@ -7,11 +7,20 @@ refuses to build when they do not.
 
 from __future__ import annotations
 
+import ipaddress
+import re
 from collections.abc import Mapping
 from typing import Annotated, ClassVar, Self
 
-from pydantic import AfterValidator, Field, SecretStr, ValidationError, model_validator
-from pydantic_settings import BaseSettings, PydanticBaseSettingsSource, SettingsConfigDict
+from pydantic import (
+    AfterValidator,
+    BeforeValidator,
+    Field,
+    SecretStr,
+    ValidationError,
+    model_validator,
+)
+from pydantic_settings import BaseSettings, NoDecode, PydanticBaseSettingsSource, SettingsConfigDict
 
 from schemas.judging import ModelPrice
 from workers.endpoint import DEFAULT_PRICING as DEFAULT_PRICING
@@ -20,13 +29,35 @@ from workers.endpoint import OptionalPrice, endpoint_price, price_of
 from workers.endpoint import ToolUse as ToolUse
 from workers.errors import ConfigurationError
 from workers.keys import Keys
+from workers.package_settings import DEFAULT_PACKAGE_INDEX, checked_index_url, split_names
 from workers.redis_urls import check_master, checked_broker_url, checked_url, is_cluster
 
 ENV_PREFIX = "WINDAGS_"
+USER_AGENT = "windags-evaluator/0.1 (reference check; +https://pypi.org/project/windags-evaluator/)"
+"""What fetches of cited URLs say they are: the project, honestly (no browser's name)."""
 
 
 STAGE1_JUDGE_CALLS = 1
 STAGE2_JUDGE_CALLS = 5
+
+
+IPNetwork = ipaddress.IPv4Network | ipaddress.IPv6Network
+
+
+def _networks(value: object) -> object:
+    """``WINDAGS_REFS_ALLOW_NETWORKS``: CIDRs, comma- or space-separated, or a list."""
+    if not isinstance(value, str | list | tuple):
+        return value
+    items = re.split(r"[,\s]+", value) if isinstance(value, str) else list(value)
+    networks = []
+    for item in items:
+        if isinstance(item, str) and not item.strip():
+            continue
+        try:
+            networks.append(ipaddress.ip_network(str(item).strip(), strict=False))
+        except ValueError:
+            raise ValueError(f"{str(item)[:60]!r} is not a network in CIDR form") from None
+    return tuple(networks)
 
 
 class Settings(BaseSettings):
@@ -153,6 +184,21 @@ class Settings(BaseSettings):
     """How long a router process reuses the calibration model it read before rereading."""
     calibration_refit_s: float = Field(default=300.0, ge=1.0)
     """How often celery beat sends the calibration refit task (run by a Stage 2 worker)."""
+    # Packages the outputs name (workers/evaluate/wall/packages, workers/package_index).
+    package_index_url: Annotated[str, AfterValidator(checked_index_url)] = DEFAULT_PACKAGE_INDEX
+    """A PEP 691 JSON simple index that confirms package names newer than the shipped
+    snapshot. Empty: the snapshot is the authority and no name leaves the machine."""
+    package_allowlist: Annotated[tuple[str, ...], NoDecode, BeforeValidator(split_names)] = ()
+    """Private names never flagged: distributions or import names, or ``fnmatch`` patterns of
+    their normal forms (``acme-*``), separated by commas."""
+    package_present_ttl_s: int = Field(default=7 * 24 * 3600, ge=0)
+    """How long the fleet reuses the index's "it exists" (a project seldom disappears)."""
+    package_absent_ttl_s: int = Field(default=3600, ge=0)
+    """How long it reuses "no such project" (anyone may register the name next)."""
+    package_index_timeout_s: float = Field(default=5.0, gt=0.0, le=60.0)
+    """Longest wait for one answer of the index (connect and read)."""
+    package_index_budget_s: float = Field(default=10.0, gt=0.0, le=120.0)
+    """Longest one review spends asking the index; names left over are unreachable."""
     review_ui_token: SecretStr | None = Field(default=None, min_length=16)
     """Shared token a reviewer signs in to the review page with (and gives a name)."""
     review_ui_auth_header: str | None = Field(default=None, pattern=r"^[A-Za-z0-9-]+$")
@@ -165,10 +211,59 @@ class Settings(BaseSettings):
     review_ui_secure_cookie: bool = False
     """Mark the page's cookies Secure (served over HTTPS)."""
 
+    # References checked against the world (workers.lookups, docs/references.md).
+    refs_fetch: bool = False
+    """Fetch the URLs outputs cite (``on``/``off``): off, nothing leaves the machine for them."""
+    refs_allow_networks: Annotated[tuple[IPNetwork, ...], NoDecode, BeforeValidator(_networks)] = ()
+    """CIDRs a fetch may reach although not public (an intranet; the tests' loopback),
+    comma-separated. Empty: only public unicast addresses."""
+    refs_max_urls: int = Field(default=20, ge=1, le=100)
+    """URLs fetched per review; the rest are listed as unverified."""
+    refs_budget_s: float = Field(default=30.0, gt=0.0, le=300.0)
+    """Time one review's look-ups may take in all; what is left then stays unverified."""
+    refs_connect_timeout_s: float = Field(default=5.0, gt=0.0, le=60.0)
+    """Longest wait for one connection."""
+    refs_fetch_timeout_s: float = Field(default=15.0, gt=0.0, le=120.0)
+    """Longest one URL's fetch may take, redirects and a slow body included."""
+    refs_max_body_bytes: int = Field(default=2 * 1024 * 1024, ge=1024, le=64 * 1024 * 1024)
+    """Body bytes read per page, counted after decompression; a larger page is read in part."""
+    refs_max_header_bytes: int = Field(default=64 * 1024, ge=1024, le=1024 * 1024)
+    """The most a response's status line and headers may take."""
+    refs_max_redirects: int = Field(default=5, ge=0, le=10)
+    """Redirects followed, each checked like the first request."""
+    refs_host_in_flight: int = Field(default=2, ge=1, le=32)
+    """Requests in flight to one host across the whole fleet."""
+    refs_host_spacing_s: float = Field(default=0.25, ge=0.0, le=60.0)
+    """Least time between two requests to one host across the fleet."""
+    refs_retry_after_cap_s: float = Field(default=60.0, ge=0.0, le=3600.0)
+    """The longest a ``Retry-After`` keeps the fleet off a host."""
+    refs_cache_live_s: int = Field(default=6 * 3600, ge=0)
+    """How long a page that answered is reused (0: not cached)."""
+    refs_cache_dead_s: int = Field(default=3600, ge=0)
+    """How long a confirmed 404, 410 or NXDOMAIN is reused (transient answers never are)."""
+    refs_user_agent: str = Field(default=USER_AGENT, min_length=1, max_length=200)
+    """The User-Agent fetches name themselves with."""
+    refs_soft_limit_s: int = Field(default=60, ge=1)
+    """The refs task's soft limit; above ``refs_budget_s`` plus one fetch's timeout."""
+    refs_hard_limit_s: int = Field(default=75, ge=2)
+
     @model_validator(mode="after")
     def _sentinels_name_their_master(self) -> Self:
         check_master(self.redis_url, self.redis_sentinel_master)
         check_master(self.state_url, self.redis_sentinel_master)
+        return self
+
+    @model_validator(mode="after")
+    def _refs_limits_nest(self) -> Self:
+        if not self.refs_fetch:  # nothing is fetched: the refs task never waits on the web
+            return self
+        worst = self.refs_budget_s + self.refs_fetch_timeout_s
+        if not worst < self.refs_soft_limit_s < self.refs_hard_limit_s < self.visibility_timeout_s:
+            raise ConfigurationError(
+                f"refs: need budget + one fetch ({worst:.0f}s) < soft limit "
+                f"({self.refs_soft_limit_s}s) < hard limit ({self.refs_hard_limit_s}s) "
+                f"< visibility timeout ({self.visibility_timeout_s}s)"
+            )
         return self
 
     @model_validator(mode="after")

@@ -20,6 +20,7 @@ from workers.evaluate.findings import Finding
 from workers.evaluate.floor.structure import check_floor
 from workers.evaluate.verdict.confidence import aggregate_confidence
 from workers.evaluate.wall.grounding.checks import grounding_scope
+from workers.evaluate.wall.packages import PackageCheck
 from workers.evaluate.wall.scoring import score_wall, wall_result
 
 NO_USAGE = TokenUsage()
@@ -39,12 +40,18 @@ class WallJudgement:
 WallJudge = Callable[[ReviewRequest], WallJudgement]
 
 
-def run_stage1(request: ReviewRequest, *, wall_judge: WallJudge | None = None) -> Stage1Report:
+def run_stage1(
+    request: ReviewRequest,
+    *,
+    wall_judge: WallJudge | None = None,
+    packages: PackageCheck | None = None,
+) -> Stage1Report:
     """Floor, then (only if it passed) Wall: BC-EVAL-002's short circuit.
 
     The Wall's deterministic checks always run; ``wall_judge``, when given, is called
     only for outputs that passed the Floor, and a dimension keeps the lower of the two
-    scores. A judge failure is recorded as an issue, never as a score.
+    scores. A judge failure is recorded as an issue, never as a score. ``packages`` says
+    how the packages the output uses are settled (None: by the shipped snapshot alone).
     """
     started = time.perf_counter()
     floor = check_floor(request.output, request.contract)
@@ -68,6 +75,7 @@ def run_stage1(request: ReviewRequest, *, wall_judge: WallJudge | None = None) -
             contract=request.contract,
             sources=request.sources,
             grounding=request.grounding,
+            packages=packages,
         )
         shown, definite = dict(scores.scores), dict(scores.definite)
         for dimension, verdict in judgement.scores.items():

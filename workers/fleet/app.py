@@ -229,10 +229,12 @@ def _time_limits(settings: Settings) -> dict[str, dict[str, int]]:
         "soft_time_limit": settings.stage2_soft_limit_s,
         "time_limit": settings.stage2_hard_limit_s,
     }
+    refs = {"soft_time_limit": settings.refs_soft_limit_s, "time_limit": settings.refs_hard_limit_s}
     return {
         TaskName.STAGE1.value: stage1,
         TaskName.ROUTER.value: stage1,
         TaskName.STAGE2.value: stage2,
+        TaskName.REFS.value: refs,
         TaskName.REFIT.value: stage2,
     }
 

@@ -24,6 +24,8 @@ from workers.judges.prompt import RUBRIC_VERSION
 from workers.judges.ratelimit import RateLimitedJudge
 from workers.judges.wall import model_wall_judge
 from workers.keys import Keys
+from workers.lookups.lane import Lane
+from workers.lookups.steps import lane_wanted
 from workers.observe.traced_judge import TracedJudge
 from workers.records.attempts import AttemptStore
 from workers.records.bookkeeping import Bookkeeping
@@ -56,6 +58,8 @@ class Deps:
     """The learned router's model, cached for the process; None from it means the prior."""
     wall_judge: WallJudge | None = None
     """Stage 1's model judge; None for the built-in judge, whose Wall is the heuristics."""
+    lane: Lane | None = None
+    """The network lane (fleet-wide cache and politeness); None while fetching is off."""
 
     @property
     def keys(self) -> Keys:
@@ -70,6 +74,8 @@ class Deps:
         """
         self.redis.close()
         self.redis.connection_pool.disconnect()
+        if self.lane is not None:
+            self.lane.close()
 
 
 def build_deps(settings: Settings, *, judge: Judge | None = None) -> Deps:
@@ -101,6 +107,7 @@ def build_deps(settings: Settings, *, judge: Judge | None = None) -> Deps:
             client, settings.keys, refresh_s=settings.calibration_refresh_s
         ),
         wall_judge=None if isinstance(base, BuiltinJudge) else model_wall_judge(served),
+        lane=Lane.build(settings, client) if lane_wanted(settings) else None,
     )
 
 

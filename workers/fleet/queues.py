@@ -6,7 +6,7 @@ from enum import StrEnum
 
 
 class Queue(StrEnum):
-    """The three worker kinds, each scaled on its own."""
+    """The worker kinds, each scaled on its own."""
 
     STAGE1 = "stage1"
     """Floor + Wall on every node (cheap, fast)."""
@@ -14,6 +14,8 @@ class Queue(StrEnum):
     """The escalation decision (pure arithmetic)."""
     STAGE2 = "stage2"
     """The Ceiling (expensive model calls)."""
+    REFS = "refs"
+    """Look-ups of what an output cites (network waits): only outputs that cite something."""
 
 
 class TaskName(StrEnum):
@@ -22,6 +24,7 @@ class TaskName(StrEnum):
     STAGE1 = "windags.review.stage1"
     ROUTER = "windags.review.router"
     STAGE2 = "windags.review.stage2"
+    REFS = "windags.review.refs"
     REFIT = "windags.learning.refit"
     """The periodic calibration refit: on the Stage 2 workers, never the router's."""
 
@@ -30,5 +33,6 @@ TASK_ROUTES: dict[str, dict[str, str]] = {
     TaskName.STAGE1.value: {"queue": Queue.STAGE1.value},
     TaskName.ROUTER.value: {"queue": Queue.ROUTER.value},
     TaskName.STAGE2.value: {"queue": Queue.STAGE2.value},
+    TaskName.REFS.value: {"queue": Queue.REFS.value},
     TaskName.REFIT.value: {"queue": Queue.STAGE2.value},
 }

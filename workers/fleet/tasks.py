@@ -15,7 +15,13 @@ from celery import Task, shared_task
 
 from workers.fleet.deps import Deps
 from workers.fleet.guard import Delivery
-from workers.fleet.handlers import handle_malformed, handle_router, handle_stage1, handle_stage2
+from workers.fleet.handlers import (
+    handle_malformed,
+    handle_refs,
+    handle_router,
+    handle_stage1,
+    handle_stage2,
+)
 from workers.fleet.next_hop import Hop, Outcome, RetryLater
 from workers.fleet.queues import Queue, TaskName
 from workers.fleet.replay import REPLAY_HEADER, REPLAYS_HEADER, ReplayOf, replay_count, replay_of
@@ -109,8 +115,9 @@ _HANDLERS: dict[Queue, Callable[..., Outcome]] = {
     Queue.STAGE1: handle_stage1,
     Queue.ROUTER: handle_router,
     Queue.STAGE2: handle_stage2,
+    Queue.REFS: handle_refs,
 }
-_ARITY = {Queue.STAGE1: 1, Queue.ROUTER: 3, Queue.STAGE2: 3}
+_ARITY = {Queue.STAGE1: 1, Queue.ROUTER: 3, Queue.STAGE2: 3, Queue.REFS: 3}
 
 
 @shared_task(name=TaskName.STAGE1.value, bind=True)
@@ -129,6 +136,12 @@ def router(self: Task, *args: Any, **kwargs: Any) -> None:
 def stage2(self: Task, *args: Any, **kwargs: Any) -> None:
     """The Ceiling, only for escalated nodes."""
     _run(self, Queue.STAGE2, args, kwargs)
+
+
+@shared_task(name=TaskName.REFS.value, bind=True)
+def refs(self: Task, *args: Any, **kwargs: Any) -> None:
+    """Look-ups of the URLs an output cites, between Stage 1 and the router."""
+    _run(self, Queue.REFS, args, kwargs)
 
 
 @shared_task(name=TaskName.REFIT.value, bind=True)

@@ -4,7 +4,8 @@ Stage 1 and Stage 2 wait on the judge. With the built-in judge that wait is CPU 
 same process, and the threads pool measures best; with a model judge it is a network
 call of hundreds of milliseconds to seconds, and a threads process stalls far below its
 concurrency / latency bound (``python -m bench.stage1_io``), so those two queues run on
-gevent with hundreds of calls in flight. The router never calls a model: threads.
+gevent with hundreds of calls in flight. The router never calls a model: threads. The refs
+queue waits on the web whatever the judge: gevent always.
 gevent patches the standard library when ``celery worker`` sees ``--pool gevent`` on its
 command line, before anything else is imported: the pool can only be chosen there.
 """
@@ -23,9 +24,11 @@ from workers.settings import Settings
 THREADS = "threads"
 IO_POOL = "gevent"
 #: Threads per worker kind with the built-in judge (and the router always).
-DEFAULT_CONCURRENCY = {Queue.STAGE1: 4, Queue.ROUTER: 2, Queue.STAGE2: 4}
-#: Greenlets per worker kind on ``IO_POOL``: model calls in flight per process.
-IO_CONCURRENCY = {Queue.STAGE1: 100, Queue.STAGE2: 50}
+DEFAULT_CONCURRENCY = {Queue.STAGE1: 4, Queue.ROUTER: 2, Queue.STAGE2: 4, Queue.REFS: 4}
+#: Greenlets per worker kind on ``IO_POOL``: model calls (or fetches) in flight per process.
+IO_CONCURRENCY = {Queue.STAGE1: 100, Queue.STAGE2: 50, Queue.REFS: 100}
+#: Worker kinds that wait on the network whatever the judge.
+ALWAYS_IO = frozenset({Queue.REFS})
 
 
 def model_judge_in(env: Mapping[str, str]) -> bool:
@@ -42,7 +45,9 @@ def model_judge_in(env: Mapping[str, str]) -> bool:
 
 
 def pool_for(queue: Queue, *, model_judge: bool) -> str:
-    """The pool of ``queue``'s worker: gevent where it waits on a model, else threads."""
+    """The pool of ``queue``'s worker: gevent where it waits on a model or the web."""
+    if queue in ALWAYS_IO:
+        return IO_POOL
     return IO_POOL if model_judge and queue in IO_CONCURRENCY else THREADS
 
 

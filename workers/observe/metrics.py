@@ -139,6 +139,24 @@ class Instruments:
         self.review_cost = meter.create_counter(
             "windags.review.cost", unit="USD", description="Review spend, by DAG."
         )
+        self.refs_lookups = meter.create_counter(
+            "windags.refs.lookups",
+            unit="{url}",
+            description="Cited URLs looked up, by source (own, cache, none) and outcome.",
+        )
+        self.refs_requests = meter.create_counter(
+            "windags.refs.requests",
+            unit="{request}",
+            description="HTTP requests sent for cited URLs, by outcome and status.",
+        )
+        self.refs_refusals = meter.create_counter(
+            "windags.refs.refusals",
+            unit="{url}",
+            description="Cited URLs the address policy refused (never fetched).",
+        )
+        self.refs_bytes = meter.create_counter(
+            "windags.refs.bytes", unit="By", description="Body bytes read for cited URLs."
+        )
         meter.create_observable_gauge(
             "windags.escalation.rolling_rate",
             callbacks=[self._observe_rate],

@@ -20,6 +20,7 @@ from workers.observe.telemetry import current
 
 if TYPE_CHECKING:
     from schemas.hops import Stage1Report, Stage2Report
+    from schemas.references import FetchedPage
     from schemas.request import ReviewRequest
     from schemas.result import EscalationDecision, ReviewResult
 
@@ -181,6 +182,43 @@ def note_published(result: ReviewResult, *, added: bool, entry_id: str) -> None:
             "windags.stream.added": added,
         }
     )
+
+
+@contextmanager
+def fetch_span(url: str) -> Iterator[Span]:
+    """The span of one cited URL's look-up (the cache, or the requests it took)."""
+    with span("windags.refs.fetch", kind=SpanKind.CLIENT, attributes={"url.full": url[:300]}) as o:
+        yield o
+
+
+def note_fetch(opened: Span, page: FetchedPage, *, source: str) -> None:
+    """What a look-up found, on its span and in the ``windags.refs.*`` metrics.
+
+    ``source``: ``own`` (this worker's look-up: requests sent, or refused before any),
+    ``cache``, or ``none`` (not looked up: the budget ran out first).
+    """
+    instruments = current().instruments
+    outcome = page.outcome.value
+    instruments.refs_lookups.add(1, {"source": source, "outcome": outcome})
+    if page.outcome.value == "refused":
+        instruments.refs_refusals.add(1)
+    if page.requests:
+        status = str(page.status) if page.status is not None else "none"
+        instruments.refs_requests.add(page.requests, {"outcome": outcome, "status": status})
+        instruments.refs_bytes.add(page.body_bytes)
+    if opened.is_recording():
+        last = page.chain[-1] if page.chain else None
+        opened.set_attributes(
+            {
+                "windags.refs.source": source,
+                "windags.refs.outcome": outcome,
+                "windags.refs.requests": page.requests,
+                "windags.refs.bytes": page.body_bytes,
+                "windags.refs.confirmed": page.confirmed,
+                "http.response.status_code": page.status or 0,
+                "network.peer.address": (last.address if last else None) or "",
+            }
+        )
 
 
 def set_outcome(opened: Span, outcome: str) -> None:

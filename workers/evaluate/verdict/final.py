@@ -133,4 +133,6 @@ def _envelope(
         timeout_margin=None if margin_t is None else round(margin_t, 6),
         quality_margin=None if quality_margin is None else round(quality_margin, 6),
         stages_run=tuple(stages),
+        fetches=report.fetches,
+        fetched_bytes=report.fetched_bytes,
     )

@@ -15,17 +15,25 @@ half of the tunable HaluEval items, sent as a new user sends them: the input in
 ``sources``, no policy declared), is ``suspicion_weights.FIRING``, written with the weights
 by ``python -m bench.fit_suspicion --write`` and printed by ``python -m bench.fit_suspicion``:
 no share is copied here by hand. The first five are suspect unless ``extractive`` is
-declared; the last two always are. Every code not listed is definite under every policy.
+declared; the last three always are. Every code not listed is definite under every policy,
+but for ``DeadReference`` and ``MisquotedReference``, whose certainty comes with them from
+the status table (``workers/evaluate/references/statuses.py``: a 404 is definite once a
+second request confirms it, a quote is missing for certain only from a page read whole).
 
-| code               | why not definite  |
-|--------------------|-------------------|
-| UnsupportedWording | paraphrase        |
-| UnlinkedWording    | across passages   |
-| UnsupportedName    | outside knowledge |
-| UnsupportedNumber  | arithmetic        |
-| UnlinkedClaim      | related elsewhere |
-| UnsupportedClaim   | a pattern         |
-| JudgeIndeterminate | a judge failed    |
+| code                 | why not definite  |
+|----------------------|-------------------|
+| UnsupportedWording   | paraphrase        |
+| UnlinkedWording      | across passages   |
+| UnsupportedName      | outside knowledge |
+| UnsupportedNumber    | arithmetic        |
+| UnlinkedClaim        | related elsewhere |
+| UnsupportedClaim     | a pattern         |
+| JudgeIndeterminate   | a judge failed    |
+| UnreachableReference | 403, 429, 5xx...  |
+
+Package findings (``UnknownPackage``, ``UnknownImport``, ``UndeclaredImport``) are not in
+the table: the index's answer and the declared environment set their certainty
+(``packages/check.py``), whatever the grounding policy.
 
 Under a declared ``extractive`` policy the first five are definite: the node's contract
 says any word it adds is invented (``FIRING["extractive"]``: HaluEval QA, where the policy
@@ -39,6 +47,7 @@ from dataclasses import replace
 from schemas.request import GroundingPolicy
 from schemas.stages import Certainty, GroundingUse, IssueCode
 from workers.evaluate.findings import Finding
+from workers.evaluate.wall.packages.check import PACKAGE_CODES
 
 #: What the input lacks: definite only where the node declared it extracts.
 LACKED_BY_INPUT = frozenset(
@@ -51,9 +60,23 @@ LACKED_BY_INPUT = frozenset(
     }
 )
 #: Suspect under every policy.
-ALWAYS_SUSPECT = frozenset({IssueCode.UNSUPPORTED_CLAIM, IssueCode.JUDGE_INDETERMINATE})
-#: Folds of other findings: they keep the certainty of what they fold.
-FOLDS = frozenset({IssueCode.MORE_UNSUPPORTED})
+ALWAYS_SUSPECT = frozenset(
+    {
+        IssueCode.UNSUPPORTED_CLAIM,
+        IssueCode.JUDGE_INDETERMINATE,
+        IssueCode.UNREACHABLE_REFERENCE,
+    }
+)
+#: Folds of other findings, and findings the status table graded: they keep their own.
+FOLDS = frozenset(
+    {
+        IssueCode.MORE_UNSUPPORTED,
+        IssueCode.DEAD_REFERENCE,
+        IssueCode.MISQUOTED_REFERENCE,
+    }
+)
+#: Set by their evidence (the index, the declared environment), never by the policy.
+EVIDENCED = PACKAGE_CODES
 
 
 def certainty_of(code: IssueCode, use: GroundingUse | None) -> Certainty:
@@ -69,9 +92,9 @@ def certainty_of(code: IssueCode, use: GroundingUse | None) -> Certainty:
 
 
 def classify(found: Finding, use: GroundingUse | None) -> Finding:
-    """``found`` with its certainty set from the table (a fold keeps its own)."""
+    """``found`` with its certainty set from the table (a fold, a package keeps its own)."""
     code = found.issue.code
-    if code in FOLDS:
+    if code in FOLDS or code in EVIDENCED:
         return found
     certainty = certainty_of(code, use)
     if found.issue.certainty is certainty:

@@ -14,6 +14,7 @@ from workers.evaluate.wall.code_checks import check_code
 from workers.evaluate.wall.consistency import check_consistency
 from workers.evaluate.wall.grounding.checks import ground
 from workers.evaluate.wall.grounding.policy import read_brief
+from workers.evaluate.wall.packages import PackageCheck, check_packages
 from workers.evaluate.wall.substance import check_substance
 
 PASS_GRADE = 0.6
@@ -48,6 +49,7 @@ def score_wall(
     contract: OutputContract | None = None,
     sources: Sequence[Source] = (),
     grounding: GroundingPolicy | None = None,
+    packages: PackageCheck | None = None,
 ) -> WallScores:
     """Run the three deterministic Wall checks.
 
@@ -55,8 +57,10 @@ def score_wall(
     question is not thin, and a document its schema accepts is not empty. The material
     pasted into ``task`` and the ``sources`` are the node's input, which grounding checks
     the output against as strictly as ``grounding`` (None: the policy the task implies)
-    says. Each finding lowers the dimension it names (a contradiction of the input is a
-    consistency defect); only definite findings lower the grade.
+    says. The packages the output uses are checked as ``packages`` says (None: the
+    shipped snapshot is the authority, no operator allowlist). Each finding lowers the
+    dimension it names (a contradiction of the input is a consistency defect); only
+    definite findings lower the grade.
     """
     brief = read_brief(task, sources, grounding)
     findings = tuple(
@@ -66,6 +70,9 @@ def score_wall(
             *check_consistency(output),
             *check_code(output, contract),
             *ground(output, brief),
+            *check_packages(
+                output, packages or PackageCheck(), task=task, sources=sources, contract=contract
+            ),
         )
     )
     return WallScores(

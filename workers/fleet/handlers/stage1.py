@@ -14,7 +14,9 @@ from workers.fleet.queues import Queue, TaskName
 from workers.fleet.refusals import as_text, refuse
 from workers.fleet.tries import digest
 from workers.intake import decode_request, encode_request
+from workers.lookups.steps import looked_up, plan_for
 from workers.observe import spans
+from workers.package_index import package_check
 from workers.topology import with_derived_downstream
 
 
@@ -42,9 +44,19 @@ def handle_stage1(
         # A request without downstream gets it from its DAG's registered shape, if any.
         topology = None if judged.downstream else deps.dags.topology(judged.dag_id)
         judged, dag_version = with_derived_downstream(judged, topology)
-        report = run_stage1(judged, wall_judge=deps.wall_judge)
+        # Names newer than the snapshot stay suspect here: the index is never asked on
+        # Stage 1's CPU-bound workers (the refs lane asks it and re-grades).
+        packages = package_check(deps.settings)
+        report = run_stage1(judged, wall_judge=deps.wall_judge, packages=packages)
         report = report.model_copy(update={"dag_version": dag_version})
         spans.note_stage1(judged, report)
+        # An output that cites something the lane must look up goes to the refs queue
+        # first; one that cites nothing takes today's path.
+        plan = plan_for(judged, report, deps.settings)
+        if plan.needs_network:
+            args = (whose.model_dump_json(), encode_request(judged), report.model_dump_json())
+            return Hop(TaskName.REFS, args)
+        report = looked_up(judged, report, plan, None, deps.settings)
         args = (whose.model_dump_json(), encode_request(judged), report.model_dump_json())
         return Hop(TaskName.ROUTER, args)
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
-from datetime import UTC, datetime
+from datetime import UTC, date, datetime
 
 from sqlglot import exp
 
@@ -29,6 +29,7 @@ from workers.evaluate.wall.grounding.denials import check_denials
 from workers.evaluate.wall.grounding.input_support import check_against_input
 from workers.evaluate.wall.grounding.links import malformed_urls
 from workers.evaluate.wall.grounding.policy import NodeBrief, read_brief
+from workers.evaluate.wall.grounding.reference_list import future_references
 from workers.evaluate.wall.grounding.sources import node_input
 from workers.evaluate.wall.grounding.stdlib_api import hallucinated_apis
 
@@ -78,7 +79,9 @@ def check_grounding(
     return ground(output, read_brief(task, sources, policy), year=year)
 
 
-def ground(output: NodeOutput, brief: NodeBrief, *, year: int | None = None) -> list[Finding]:
+def ground(
+    output: NodeOutput, brief: NodeBrief, *, year: int | None = None, today: date | None = None
+) -> list[Finding]:
     """Every grounding check that applies to the output's kind.
 
     Citations, URLs and claims in prose; unbound names and invented APIs in code;
@@ -86,15 +89,18 @@ def ground(output: NodeOutput, brief: NodeBrief, *, year: int | None = None) -> 
     pasted into its task), support in that input as strictly as the brief's policy asks.
     Each finding's certainty comes from ``certainty``'s table.
 
-    ``year`` is the latest plausible citation year; the clock is read when the check
-    runs (never at import), so a long-lived worker does not freeze it.
+    ``year`` is the latest plausible citation year and ``today`` the review's date (a
+    reference dated later is a finding); the clock is read when the check runs (never at
+    import), so a long-lived worker does not freeze it.
     """
-    latest = year if year is not None else datetime.now(UTC).year
+    today = today if today is not None else datetime.now(UTC).date()
+    latest = year if year is not None else today.year
     found = malformed_urls(output)
     prose = prose_of(output) if output.kind in _PROSE else ""
     if output.kind in _PROSE:
         found.extend(_citations(prose, latest, cited_by_source=bool(brief.sources)))
         found.extend(_claims(prose))
+        found.extend(future_references(prose, today))
     elif output.kind is OutputKind.PYTHON:
         found.extend(_python_names(output.content))
     elif output.kind is OutputKind.SQL:

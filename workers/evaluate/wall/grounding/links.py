@@ -35,7 +35,7 @@ _LABEL = re.compile(r"^[\w-]*[^\W_][\w-]*$")
 
 def malformed_urls(output: NodeOutput) -> list[Finding]:
     """One finding for the links of ``output`` that cannot be followed, if any."""
-    bad = [u for text in _stated(output) for u in _URL.findall(text) if not _followable(u)]
+    bad = [u for text in stated_texts(output) for u in _URL.findall(text) if not _followable(u)]
     if not bad:
         return []
     return [
@@ -50,7 +50,8 @@ def malformed_urls(output: NodeOutput) -> list[Finding]:
     ]
 
 
-def _stated(output: NodeOutput) -> Iterator[str]:
+def stated_texts(output: NodeOutput) -> Iterator[str]:
+    """The texts in which ``output`` states links: prose without code, docstrings, JSON."""
     if output.kind is OutputKind.SQL:
         return
     if output.kind is OutputKind.JSON:

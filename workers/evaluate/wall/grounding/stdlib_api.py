@@ -55,7 +55,7 @@ _RUNTIME_SET = frozenset(
 _RUNTIME_PREFIXES = ("curses.ACS_",)
 #: Tests that choose code by platform, version, implementation or presence (read in lower
 #: case): what they guard may be missing here and present where the code is meant to run.
-_GUARD_HINTS = (
+GUARD_HINTS = (
     "platform",
     "os.name",
     "hasattr",
@@ -92,7 +92,7 @@ def _guarded(tree: ast.Module) -> set[int]:
         probing = isinstance(node, ast.Try) and bool(node.handlers)
         if isinstance(node, ast.If | ast.IfExp):
             test = ast.unparse(node.test)
-            probing = any(hint in test.lower() for hint in _GUARD_HINTS)
+            probing = any(hint in test.lower() for hint in GUARD_HINTS)
         if probing:
             out.update(id(child) for child in ast.walk(node))
         elif isinstance(node, ast.Attribute) and (node.attr in named or node.attr in assigned):
