@@ -22,6 +22,7 @@ outputs are listed (id and message) for the dev half only. Figures go to
 from __future__ import annotations
 
 import json
+import keyword
 import time
 from collections import Counter, defaultdict
 from collections.abc import Iterable
@@ -139,8 +140,8 @@ def _made_request(
 ) -> ReviewRequest | None:
     kind, template, requirements = CONTEXTS[context]
     module = module_override or made.name.replace("-", "_")
-    if kind == "python" and not module.isidentifier():
-        return None
+    if kind == "python" and (not module.isidentifier() or keyword.iskeyword(module)):
+        return None  # no module can have that name: ``import is`` fails the Floor
     obj = {
         "dag_id": "package-refs",
         "node_id": f"{context}-{made.kind}",

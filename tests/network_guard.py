@@ -46,7 +46,8 @@ def loopback_only() -> Iterator[list[str]]:
     Nests: the functions in place on entry (another guard's) are put back on exit.
     """
     attempts: list[str] = []
-    _connect, _connect_ex = socket.socket.connect, socket.socket.connect_ex
+    cls = socket.socket  # restored on this class, whatever replaces the name meanwhile
+    _connect, _connect_ex = cls.connect, cls.connect_ex
     _getaddrinfo = socket.getaddrinfo
 
     def refuse(what: str) -> None:
@@ -69,12 +70,12 @@ def loopback_only() -> Iterator[list[str]]:
             raise socket.gaierror(socket.EAI_NONAME, f"tests resolve only loopback, not {text}")
         return _getaddrinfo(host, *args, **kwargs)
 
-    socket.socket.connect = guarded(_connect)  # type: ignore[method-assign]
-    socket.socket.connect_ex = guarded(_connect_ex)  # type: ignore[method-assign]
+    cls.connect = guarded(_connect)  # type: ignore[method-assign]
+    cls.connect_ex = guarded(_connect_ex)  # type: ignore[method-assign]
     socket.getaddrinfo = getaddrinfo
     try:
         yield attempts
     finally:
-        socket.socket.connect = _connect  # type: ignore[method-assign]
-        socket.socket.connect_ex = _connect_ex  # type: ignore[method-assign]
+        cls.connect = _connect  # type: ignore[method-assign]
+        cls.connect_ex = _connect_ex  # type: ignore[method-assign]
         socket.getaddrinfo = _getaddrinfo

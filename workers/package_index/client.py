@@ -67,17 +67,30 @@ class PackageIndex:
             if redis_client is not None
             else MemoryAnswers(lifetimes)
         )
-        self._http = httpx2.Client(
-            timeout=httpx2.Timeout(settings.package_index_timeout_s),
-            follow_redirects=False,
-            trust_env=False,
-            headers={"Accept": ACCEPT, "User-Agent": USER_AGENT},
-            transport=transport,
-        )
+        self._timeout_s = settings.package_index_timeout_s
+        self._transport = transport
+        self._client: httpx2.Client | None = None
+
+    @property
+    def _http(self) -> httpx2.Client:
+        """The HTTP client, built on the first look-up.
+
+        A review that names no new package, the usual case, never pays for its TLS context.
+        """
+        if self._client is None:
+            self._client = httpx2.Client(
+                timeout=httpx2.Timeout(self._timeout_s),
+                follow_redirects=False,
+                trust_env=False,
+                headers={"Accept": ACCEPT, "User-Agent": USER_AGENT},
+                transport=self._transport,
+            )
+        return self._client
 
     def close(self) -> None:
         """Close the HTTP connections."""
-        self._http.close()
+        if self._client is not None:
+            self._client.close()
 
     def lookup(self, names: Iterable[str]) -> dict[str, PackageAnswer]:
         """The index's answer for each valid normal form among ``names``.

@@ -45,7 +45,7 @@ def handle_stage1(
         topology = None if judged.downstream else deps.dags.topology(judged.dag_id)
         judged, dag_version = with_derived_downstream(judged, topology)
         # Names newer than the snapshot stay suspect here: the index is never asked on
-        # Stage 1's CPU-bound workers (the refs lane asks it and re-grades).
+        # Stage 1's CPU-bound workers (a network lane asks it and re-grades).
         packages = package_check(deps.settings)
         report = run_stage1(judged, wall_judge=deps.wall_judge, packages=packages)
         report = report.model_copy(update={"dag_version": dag_version})

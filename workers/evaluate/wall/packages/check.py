@@ -143,9 +143,12 @@ def _judge(ref: Reference, review: _Review) -> Finding | None:
     return _unknown_package(ref, answer, review.check.answers.get(ref.name) if live else None)
 
 
-def _hint(name: str) -> str:
+def _hint(name: str) -> tuple[str, str]:
+    """The question for the message and the advice for the fix, naming the nearest project."""
     nearest = nearest_popular(name)
-    return f"; did you mean `{nearest}`?" if nearest else ""
+    if nearest is None:
+        return "", ""
+    return f"; did you mean `{nearest}`?", f"`{nearest}` if that is what you meant, or "
 
 
 def _whence(answer: IndexAnswer | None) -> str:
@@ -160,7 +163,7 @@ def _whence(answer: IndexAnswer | None) -> str:
 
 def _unknown_package(ref: Reference, answer: IndexAnswer, live: PackageAnswer | None) -> Finding:
     sure = answer is IndexAnswer.ABSENT and not ref.private_index
-    whence, hint = _whence(answer), _hint(ref.name)
+    whence, (hint, advice) = _whence(answer), _hint(ref.name)
     if live is not None and live.answer is IndexAnswer.ABSENT:
         when = f"{live.checked_at:%Y-%m-%d %H:%M} UTC"
         whence = f"the package index has no such project (HTTP {live.status}, {when})"
@@ -173,13 +176,13 @@ def _unknown_package(ref: Reference, answer: IndexAnswer, live: PackageAnswer | 
         f"the {what} `{ref.said}` (line {ref.line}) names {ref.name}: {whence}{hint}",
         DEFINITE_PENALTY if sure else SUSPECT_PENALTY,
         field=ref.name,
-        fix=f"Name a project that exists{hint} or drop {ref.name}",
+        fix=f"Install {advice}a project that exists on the package index, or drop {ref.name}",
         certainty=Certainty.DEFINITE if sure else Certainty.SUSPECT,
     )
 
 
 def _unknown_import(ref: Reference, answer: IndexAnswer | None) -> Finding:
-    hint = _hint(ref.name)
+    hint, advice = _hint(ref.name)
     return finding(
         Dimension.GROUNDING,
         IssueCode.UNKNOWN_IMPORT,
@@ -187,17 +190,18 @@ def _unknown_import(ref: Reference, answer: IndexAnswer | None) -> Finding:
         f"your own{hint}",
         SUSPECT_PENALTY,
         field=ref.said,
-        fix=f"Import a package that exists{hint}, or declare the environment "
-        "(contract.requirements)",
+        fix=f"Import {advice}a package that exists, or declare the environment "
+        "(contract.requirements) if it is your own",
         certainty=Certainty.SUSPECT,
     )
 
 
 def _undeclared(ref: Reference) -> Finding:
     if ref.provided_by:
-        why, hint = f"shipped by {', '.join(ref.provided_by[:3])}, which it does not declare", ""
+        shipped = ", ".join(ref.provided_by[:3])
+        why, (hint, advice) = f"shipped by {shipped}, which it does not declare", ("", "")
     else:
-        why, hint = "no declared distribution ships it", _hint(ref.name)
+        why, (hint, advice) = "no declared distribution ships it", _hint(ref.name)
     return finding(
         Dimension.GROUNDING,
         IssueCode.UNDECLARED_IMPORT,
@@ -205,6 +209,6 @@ def _undeclared(ref: Reference) -> Finding:
         f"(contract.requirements): {why}{hint}",
         DEFINITE_PENALTY,
         field=ref.said,
-        fix=f"Use what contract.requirements declares, or declare what ships {ref.name}{hint}",
+        fix=f"Use what contract.requirements declares, or declare {advice}what ships {ref.name}",
         certainty=Certainty.DEFINITE,
     )
