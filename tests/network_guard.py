@@ -3,8 +3,9 @@
 Installed for every test by ``conftest``: ``socket.socket.connect`` (and ``connect_ex``)
 refuse any address outside 127.0.0.0/8 and ::1 (Unix sockets pass), ``getaddrinfo``
 refuses any name but ``localhost`` and loopback literals, so not even a DNS query leaves
-the machine. A refused attempt raises where it happens and is recorded; the fixture fails
-the test that made it, even when the code under test caught the error (the package
+the machine (the wildcard a server binds to, ``0.0.0.0``, is no look-up and passes). A
+refused attempt raises where it happens and is recorded; the fixture fails the test that
+made it, even when the code under test caught the error (the package
 index client turns a refused connection into "unreachable"). Names under ``.invalid``
 are refused without being recorded: they are written never to resolve.
 """
@@ -39,6 +40,12 @@ def is_loopback(host: object) -> bool:
     return bool((mapped or address).is_loopback)
 
 
+def _is_wildcard(host: object) -> bool:
+    """The unspecified address a server binds to (``0.0.0.0``, ``::``): no query, no peer."""
+    text = host.decode("ascii", "replace") if isinstance(host, bytes) else host
+    return text in ("", "0.0.0.0", "::")
+
+
 @contextmanager
 def loopback_only() -> Iterator[list[str]]:
     """Refuse non-loopback connects and look-ups for the duration; yields the attempts.
@@ -63,7 +70,7 @@ def loopback_only() -> Iterator[list[str]]:
         return connect
 
     def getaddrinfo(host: Any, *args: Any, **kwargs: Any) -> Any:
-        if not is_loopback(host):
+        if not is_loopback(host) and not _is_wildcard(host):
             text = host.decode() if isinstance(host, bytes) else str(host)
             if not text.rstrip(".").endswith(".invalid"):
                 attempts.append(f"resolve {text}")

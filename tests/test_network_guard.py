@@ -48,3 +48,10 @@ def test_loopback_connections_pass_through() -> None:
         with socket.create_connection(server.getsockname(), timeout=5):
             pass
     assert attempts == []
+
+
+def test_the_wildcard_a_server_binds_to_is_no_look_up() -> None:
+    """A metrics server binds ``0.0.0.0``: no query leaves, nothing is recorded."""
+    with loopback_only() as attempts:
+        assert socket.getaddrinfo("0.0.0.0", 0, type=socket.SOCK_STREAM)
+    assert attempts == []
