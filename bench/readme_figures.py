@@ -1,25 +1,25 @@
-"""Write the README's public-data figures from ``bench/results/public_eval.json``.
+"""Write the figure blocks of the README and the docs pages from ``bench/results/``.
 
 Run: ``python -m bench.readme_figures [--check]``.
 
-The README quotes the test half only (the dev half was tuned on), between two markers, so
-its figures are whatever the last ``python -m bench.public_eval`` measured and never a
-hand-copied number. ``--check`` exits 1 when the README differs from the results (a test
-runs it).
+Each block (``bench/figure_blocks.py`` lists them, by page) sits between two markers, so
+the figures it shows are whatever the last bench run measured and never a hand-copied
+number. The public evaluation's table, laid out here, quotes the test half only (the dev
+half was tuned on). ``--check`` exits 1 when any page differs from the results (a test runs
+it).
 """
 
 from __future__ import annotations
 
-import json
 from collections.abc import Sequence
+from functools import partial
 from pathlib import Path
 from typing import Any
 
+from bench.figure_blocks import BLOCKS, COMMAND
 from bench.generated import write_or_check
 
 ROOT = Path(__file__).resolve().parents[1]
-README = ROOT / "README.md"
-RESULTS = ROOT / "bench" / "results" / "public_eval.json"
 START = "<!-- public-eval figures: written by python -m bench.readme_figures -->"
 END = "<!-- end of public-eval figures -->"
 
@@ -101,21 +101,30 @@ def _line(label: str, half: dict[str, Any], peer: str | None) -> str:
     return "| " + " | ".join(cells) + " |"
 
 
-def updated(readme: str, block: str) -> str:
-    """``readme`` with the block between the markers replaced."""
-    head, start, rest = readme.partition(START)
-    _, end, tail = rest.partition(END)
-    if not start or not end:
-        raise SystemExit(f"{README.name} has no {START!r} ... {END!r} block")
+def updated(text: str, block: str, start: str = START, end: str = END) -> str:
+    """``text`` with the block between the markers replaced (``block`` holds them)."""
+    head, found_start, rest = text.partition(start)
+    _, found_end, tail = rest.partition(end)
+    if not found_start or not found_end:
+        raise SystemExit(f"no {start!r} ... {end!r} block")
     return head + block + tail
 
 
+def _with_blocks(page: str, text: str) -> str:
+    for block in BLOCKS:
+        if block.page == page:
+            text = updated(
+                text, "\n".join([block.start, block.render(), block.end]), block.start, block.end
+            )
+    return text
+
+
 def main(argv: Sequence[str] | None = None) -> int:
-    """Rewrite the block, or with ``--check`` report whether it is current."""
-    block = render(json.loads(RESULTS.read_text(encoding="utf-8")))
-    return write_or_check(
-        README, lambda text: updated(text, block), "python -m bench.readme_figures", argv
-    )
+    """Rewrite every page's blocks, or with ``--check`` report whether they are current."""
+    failed = 0
+    for page in dict.fromkeys(block.page for block in BLOCKS):
+        failed |= write_or_check(ROOT / page, partial(_with_blocks, page), COMMAND, argv)
+    return failed
 
 
 if __name__ == "__main__":
