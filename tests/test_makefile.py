@@ -15,11 +15,11 @@ import pytest
 ROOT = Path(__file__).resolve().parent.parent
 
 
-def _planned(venv: Path) -> str:
+def _planned(venv: Path, target: str = "demo") -> str:
     if shutil.which("make") is None:
         pytest.skip("make is not installed")
     done = subprocess.run(
-        ["make", "-n", "demo", f"VENV={venv}"],
+        ["make", "-n", target, f"VENV={venv}"],
         cwd=ROOT,
         capture_output=True,
         text=True,
@@ -55,14 +55,7 @@ def test_a_second_demo_skips_pip_until_pyproject_changes(venv: Path) -> None:
 def test_the_demo_installs_the_package_alone_and_the_tests_add_their_tools(venv: Path) -> None:
     install = next(line for line in _planned(venv).splitlines() if "pip install" in line)
     assert install.rstrip().endswith("-e .")
-    test_plan = subprocess.run(
-        ["make", "-n", "test", f"VENV={venv}"],
-        cwd=ROOT,
-        capture_output=True,
-        text=True,
-        timeout=30,
-        check=True,
-    ).stdout
+    test_plan = _planned(venv, "test")
     assert "-e '.[dev,docs]'" in test_plan
     assert "sphinx -W" in test_plan  # the docs site is built, strictly, before pytest runs
     assert test_plan.index("sphinx -W") < test_plan.index("-m pytest")
