@@ -1,22 +1,37 @@
-# The two commands of the README: `make demo` and `make test`.
+# The two commands of the README: `make demo` and `make test`; `make docs` builds the site.
 VENV ?= .venv
 PY ?= $(VENV)/bin/python
+RUN_STAMP := $(VENV)/.installed-run
+DOCS_STAMP := $(VENV)/.installed-docs
+DEV_STAMP := $(VENV)/.installed-dev
 
-.PHONY: install demo test lint typecheck check bench schemas sizes house local-model local-model-test package-snapshot
+.PHONY: install demo test lint typecheck check docs pages bench schemas sizes house local-model local-model-test package-snapshot
 
 $(VENV)/bin/python:
 	python3 -m venv $(VENV)
 
-# Installs once, with pip's progress shown, and again only when pyproject.toml changes:
-# the stamp file is newer than pyproject.toml after a successful install.
-$(VENV)/.installed: pyproject.toml | $(VENV)/bin/python
-	@echo "installing windags-evaluator and its dependencies into $(VENV) (the first time takes a few minutes)"
-	$(PY) -m pip install --progress-bar on -e '.[dev]'
+# Each install runs once, with pip's progress shown, and again only when pyproject.toml
+# changes: its stamp file is newer than pyproject.toml after a successful install. The demo
+# installs what it runs and nothing else; the docs add the site's generator; `make install`
+# (and so `make test`) adds the test and lint tools too, which covers both others.
+$(RUN_STAMP): pyproject.toml | $(VENV)/bin/python
+	@echo "installing windags-evaluator and what it runs on into $(VENV) (the first time takes a few minutes)"
+	$(PY) -m pip install --progress-bar on -e .
 	@touch $@
 
-install: $(VENV)/.installed
+$(DOCS_STAMP): pyproject.toml | $(VENV)/bin/python
+	@echo "installing windags-evaluator with the docs site's generator into $(VENV)"
+	$(PY) -m pip install --progress-bar on -e '.[docs]'
+	@touch $(RUN_STAMP) $@
 
-demo: install
+$(DEV_STAMP): pyproject.toml | $(VENV)/bin/python
+	@echo "installing windags-evaluator with its test, lint and docs tools into $(VENV) (the first time takes a few minutes)"
+	$(PY) -m pip install --progress-bar on -e '.[dev,docs]'
+	@touch $(RUN_STAMP) $(DOCS_STAMP) $@
+
+install: $(DEV_STAMP)
+
+demo: $(RUN_STAMP)
 	$(PY) -m workers.local.cli demo
 
 lint:
@@ -26,8 +41,27 @@ lint:
 typecheck:
 	$(PY) -m mypy
 
+# The docs site (docs/, Sphinx with MyST): warnings are errors, so a broken link, a missing
+# anchor or a page left out of the navigation fails the build.
+docs: $(DOCS_STAMP)
+	$(PY) -m sphinx -W --keep-going -q -b html docs docs/_build/html
+
+# Every generated page and figure block, rewritten from the code and bench/results/ (the
+# tests run each one's --check). bench.readme_figures goes last: it writes every page it
+# can and then fails, naming the file, while a results file is missing.
+pages:
+	$(PY) -m docgen
+	$(PY) -m bench.capacity
+	$(PY) -m bench.client_async --figures
+	$(PY) -m bench.failover
+	$(PY) -m bench.code_figures
+	$(PY) -m bench.package_figures
+	$(PY) -m bench.url_refs_doc
+	$(PY) -m tests.house_picture
+	$(PY) -m bench.readme_figures
+
 # pytest exits 5 when it collects nothing: that is a failure here, as it should be.
-test: install lint typecheck
+test: install lint typecheck docs
 	$(PY) -m pytest -q
 
 check: test

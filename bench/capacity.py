@@ -189,7 +189,8 @@ def render(cost: dict[str, Any], stage1_io: dict[str, Any], judge: dict[str, Any
         "The broker (all but one of an accepted node's round trips) cannot be split "
         "across primaries by kombu, which has "
         "no cluster transport: past one primary, queues are sharded by DAG over several "
-        "broker primaries (deploy/README.md). State (the results stream, its dedup key, the "
+        "broker primaries ([Sentinel and Cluster](how-to/sentinel-and-cluster.md)). State "
+        "(the results stream, its dedup key, the "
         "attempt record, the ledger) is one script per published node on keys of one DAG, "
         "and runs on Redis Cluster.",
         "",

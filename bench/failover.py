@@ -1,12 +1,13 @@
-"""Sentinel failover, run again and again: the figures ``deploy/README.md`` quotes.
+"""Sentinel failover, run again and again: the figures the deployment guides quote.
 
 Run: ``python -m bench.failover --runs N`` (each run is
 ``tests/faults/test_sentinel_failover.py``: a primary SIGKILLed under 1,000 reviews; 35 to 50
 s on a 2-core machine), or ``python -m bench.failover [--check]`` to write (or check) the
-README's blocks from the runs already recorded.
+pages' blocks from the runs already recorded.
 
 Each run's figures (what ``record`` writes to ``faults.json``) are appended to
-``bench/results/failover.json``; ``deploy/README.md`` quotes their ranges between markers, so
+``bench/results/failover.json``; ``docs/how-to/sentinel-and-cluster.md`` quotes their ranges,
+and ``docs/how-to/kubernetes.md`` how soon the reserved sets were empty, between markers, so
 no failover figure there is typed by hand (a test runs the check).
 """
 
@@ -17,7 +18,8 @@ import json
 import os
 import subprocess
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -27,7 +29,6 @@ from bench.readme_figures import updated
 ROOT = Path(__file__).resolve().parents[1]
 RESULTS = ROOT / "bench" / "results" / "failover.json"
 FAULTS = ROOT / "bench" / "results" / "faults.json"
-DEPLOY_README = ROOT / "deploy" / "README.md"
 TEST = "tests/faults/test_sentinel_failover.py"
 COMMAND = "python -m bench.failover"
 
@@ -98,14 +99,20 @@ def measured(recorded: list[dict[str, Any]]) -> str:
     )
 
 
-def render(readme: str) -> str:
-    """``deploy/README.md`` with both blocks written from the recorded runs."""
+#: Each block's page, and the sentence it holds.
+PAGES: dict[str, tuple[Path, Callable[[list[dict[str, Any]]], str]]] = {
+    "failover-reserved": (ROOT / "docs" / "how-to" / "kubernetes.md", reserved_sets),
+    "failover": (ROOT / "docs" / "how-to" / "sentinel-and-cluster.md", measured),
+}
+
+
+def render(name: str, page: str) -> str:
+    """``page`` with block ``name`` written from the recorded runs."""
     recorded = runs()
-    for name, sentence in (("failover-reserved", reserved_sets), ("failover", measured)):
-        start, end = _markers(name)
-        body = sentence(recorded) if recorded else f"Not measured yet: run `{COMMAND} --runs 5`."
-        readme = updated(readme, f"{start}\n{_wrap(body)}\n{end}", start, end)
-    return readme
+    sentence = PAGES[name][1]
+    start, end = _markers(name)
+    body = sentence(recorded) if recorded else f"Not measured yet: run `{COMMAND} --runs 5`."
+    return updated(page, f"{start}\n{_wrap(body)}\n{end}", start, end)
 
 
 def _wrap(text: str) -> str:
@@ -115,17 +122,21 @@ def _wrap(text: str) -> str:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """Record ``--runs`` runs, then write (or ``--check``) the README's blocks."""
+    """Record ``--runs`` runs, then write (or ``--check``) the pages' blocks."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
     parser.add_argument("--runs", type=int, default=0, help="runs of the failover test to add")
-    parser.add_argument("--check", action="store_true", help="exit 1 if the README is stale")
+    parser.add_argument("--check", action="store_true", help="exit 1 if a page is stale")
     args = parser.parse_args(argv)
     recorded = runs()
     for index in range(args.runs):
         recorded.append(run_once())
         RESULTS.write_text(json.dumps({"runs": recorded}, indent=1) + "\n", encoding="utf-8")
         print(f"run {index + 1} of {args.runs}: {recorded[-1]}")
-    return write_or_check(DEPLOY_README, render, COMMAND, ["--check"] if args.check else [])
+    check = ["--check"] if args.check else []
+    failed = 0
+    for name, (page, _) in PAGES.items():
+        failed |= write_or_check(page, partial(render, name), COMMAND, check)
+    return failed
 
 
 if __name__ == "__main__":

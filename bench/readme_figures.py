@@ -1,39 +1,35 @@
-"""Write the README's public-data figures from ``bench/results/public_eval.json``.
+"""Write the figure blocks of the README and the docs pages from ``bench/results/``.
 
 Run: ``python -m bench.readme_figures [--check]``.
 
-Two tables, HaluEval's under every prompt layout among them (``public_eval_layouts.json``,
-from ``python -m bench.public_eval --sources halueval-qa,halueval-summarization,
-halueval-dialogue --layouts all --budget N --out bench/results/public_eval_layouts.json``),
-and the economics and Stage 2 paragraphs (``readme_blocks``). The README quotes the test
-half only (the dev half was tuned on), each between its markers, so its figures are
-whatever the last bench run measured and never a hand-copied number. ``--check`` exits 1
-when the README differs from the results (a test runs it).
+Each block (``bench/figure_blocks.py`` lists them, by page) sits between two markers, so
+the figures it shows are whatever the last bench run measured and never a hand-copied
+number. The public evaluation's two tables, laid out here, quote the test half only (the
+dev half was tuned on): every source, and HaluEval under every prompt layout
+(``public_eval_layouts.json``, from ``python -m bench.public_eval --sources
+halueval-qa,halueval-summarization,halueval-dialogue --layouts all --budget N --out
+bench/results/public_eval_layouts.json``). ``--check`` exits 1 when any page differs from
+the results (a test runs it); a page whose results file is missing is named, left as it
+is, and fails the run too.
 """
 
 from __future__ import annotations
 
-import json
-import textwrap
+import sys
 from collections.abc import Sequence
+from functools import partial
 from pathlib import Path
 from typing import Any
 
+from bench.figure_blocks import BLOCKS, COMMAND
 from bench.generated import write_or_check
-from bench.readme_blocks import BLOCKS
 
 ROOT = Path(__file__).resolve().parents[1]
-README = ROOT / "README.md"
-RESULTS = ROOT / "bench" / "results" / "public_eval.json"
-#: HaluEval with the input in the task under every prompt layout (``--layouts all``).
-LAYOUT_RESULTS = ROOT / "bench" / "results" / "public_eval_layouts.json"
 START = "<!-- public-eval figures: written by python -m bench.readme_figures -->"
 END = "<!-- end of public-eval figures -->"
-#: The README's line width, for the paragraphs written here.
-WIDTH = 95
 LAYOUT_START = "<!-- layout figures: written by python -m bench.readme_figures -->"
 LAYOUT_END = "<!-- end of layout figures -->"
-#: (family, how the README names it), in the order shown.
+#: (family, how the page names it), in the order shown.
 FAMILIES = (
     ("benchmark", "the benchmark's own templates"),
     ("common", "layouts runtimes ship"),
@@ -120,7 +116,7 @@ def _line(label: str, half: dict[str, Any], peer: str | None) -> str:
 
 
 def render_layouts(figures: dict[str, Any]) -> str:
-    """The README block of the layout run: per family, task and shape, the test half."""
+    """The layout run's block: per family, task and shape, the test half."""
     families = figures.get("layout_families", {})
     rows = figures["benchmarks"]
     budget = figures.get("budget")
@@ -152,30 +148,34 @@ def render_layouts(figures: dict[str, Any]) -> str:
     return "\n".join([*lines, LAYOUT_END])
 
 
-def updated(readme: str, block: str, start: str = START, end: str = END) -> str:
-    """``readme`` with the block between the markers replaced (``block`` holds them)."""
-    head, found_start, rest = readme.partition(start)
+def updated(text: str, block: str, start: str = START, end: str = END) -> str:
+    """``text`` with the block between the markers replaced (``block`` holds them)."""
+    head, found_start, rest = text.partition(start)
     _, found_end, tail = rest.partition(end)
     if not found_start or not found_end:
-        raise SystemExit(f"{README.name} has no {start!r} ... {end!r} block")
+        raise SystemExit(f"no {start!r} ... {end!r} block")
     return head + block + tail
 
 
-def _every_block(readme: str) -> str:
-    text = updated(readme, render(json.loads(RESULTS.read_text(encoding="utf-8"))))
-    layouts = json.loads(LAYOUT_RESULTS.read_text(encoding="utf-8"))
-    text = updated(text, render_layouts(layouts), LAYOUT_START, LAYOUT_END)
+def _with_blocks(page: str, text: str) -> str:
     for block in BLOCKS:
-        lines = [textwrap.fill(line, WIDTH, break_on_hyphens=False) for line in
-                 block.render().splitlines()]  # fmt: skip
-        body = "\n".join([block.start, *lines, block.end])
-        text = updated(text, body, block.start, block.end)
+        if block.page == page:
+            text = updated(
+                text, "\n".join([block.start, block.render(), block.end]), block.start, block.end
+            )
     return text
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """Rewrite the blocks, or with ``--check`` report whether they are current."""
-    return write_or_check(README, _every_block, "python -m bench.readme_figures", argv)
+    """Rewrite every page's blocks, or with ``--check`` report whether they are current."""
+    failed = 0
+    for page in dict.fromkeys(block.page for block in BLOCKS):
+        try:
+            failed |= write_or_check(ROOT / page, partial(_with_blocks, page), COMMAND, argv)
+        except FileNotFoundError as missing:
+            print(f"{page} not written: {missing.filename} is missing", file=sys.stderr)
+            failed = 1
+    return failed
 
 
 if __name__ == "__main__":

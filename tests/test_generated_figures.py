@@ -1,4 +1,4 @@
-"""Failover and economics paragraphs are written from recorded figures, and say what they show."""
+"""Failover and economics blocks are written from recorded figures, and say what they show."""
 
 from __future__ import annotations
 
@@ -6,11 +6,11 @@ from typing import Any
 
 import pytest
 
-from bench import failover, readme_blocks
+from bench import economics_blocks, failover, figure_text
 
 
-def test_the_deploy_readme_quotes_the_recorded_failover_runs() -> None:
-    assert failover.main(["--check"]) == 0, f"deploy/README.md is stale: run {failover.COMMAND}"
+def test_the_deployment_guides_quote_the_recorded_failover_runs() -> None:
+    assert failover.main(["--check"]) == 0, f"a guide is stale: run {failover.COMMAND}"
 
 
 def _run(**changes: Any) -> dict[str, Any]:
@@ -37,9 +37,9 @@ def test_failover_ranges_span_every_run() -> None:
 def test_the_economics_paragraph_says_where_the_learned_router_stands(
     learned: float, says: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    figures = readme_blocks._json("economics")
+    figures = figure_text.results("economics")
     figures["policies"]["learned"]["net_usd"] = learned
     figures["policies"]["evidence_oracle"]["net_usd"] = -2.0
     figures["policies"]["rate_oracle"]["net_usd"] = -2.5
-    monkeypatch.setattr(readme_blocks, "_json", lambda name: figures)
-    assert says in readme_blocks.economics()
+    monkeypatch.setattr(economics_blocks, "results", lambda name: figures)
+    assert says in economics_blocks.economics()

@@ -24,3 +24,10 @@ def test_named_documents_are_explained_where_they_are_named() -> None:
         for match in re.finditer(re.escape(name), README):
             around = README[max(0, match.start() - 300) : match.end() + 300]
             assert explained in around, f"{name} at {match.start()} is not explained"
+
+
+def test_the_readme_is_short_and_gives_both_commands_on_its_first_screen() -> None:
+    lines = README.splitlines()
+    assert len(lines) <= 150
+    first_screen = "\n".join(lines[:25])
+    assert "make demo" in first_screen and "make test" in first_screen

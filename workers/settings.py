@@ -63,7 +63,9 @@ def _networks(value: object) -> object:
 class Settings(BaseSettings):
     """Everything an operator can set. Units are in the names."""
 
-    model_config = SettingsConfigDict(env_prefix=ENV_PREFIX, extra="ignore", frozen=True)
+    model_config = SettingsConfigDict(
+        env_prefix=ENV_PREFIX, extra="ignore", frozen=True, use_attribute_docstrings=True
+    )
 
     #: Whether construction reads ``WINDAGS_*`` variables: only ``load_settings`` does.
     _reads_environment: ClassVar[bool] = False
@@ -111,7 +113,7 @@ class Settings(BaseSettings):
     compress_messages: bool = True
     """Send queue messages zlib-compressed. Every worker reads both kinds; a worker of a
     release before compression quarantines a compressed one: upgrade with this off, and
-    turn it on once no such worker runs (deploy/README.md)."""
+    turn it on once no such worker runs (docs/how-to/kubernetes.md)."""
 
     # Bounded waits on every Redis connection: broker, results, ledger, guards, subscribers.
     redis_socket_timeout_s: float = Field(default=5.0, ge=2.0, le=300.0)
@@ -121,18 +123,23 @@ class Settings(BaseSettings):
     """Longest wait to open a connection to Redis."""
 
     judge_backend: JudgeBackend = JudgeBackend.AUTO
+    """``auto``: the Messages API judge when an API key is set, else the built-in one."""
     anthropic_api_key: SecretStr | None = None
     """Also read from ``ANTHROPIC_API_KEY`` by the CLI when unset here."""
     anthropic_base_url: str | None = None
-    """Another Messages API server (vLLM, llama.cpp, Ollama, a proxy; see README)."""
+    """Another Messages API server, without ``/v1`` (vLLM, llama.cpp, Ollama, a proxy)."""
     stage1_model: str = "claude-haiku-4-5"
+    """The cheap model of the Wall's judged checks, as the endpoint names it."""
     stage2_model: str = "claude-sonnet-4-5"
+    """The Ceiling's (and the pairwise check's) model, as the endpoint names it."""
     judge_tool_use: ToolUse = ToolUse.FORCED
     """The endpoint takes a forced tool call, only an offered one, or no tools (``none``)."""
     endpoint_input_price_per_mtok: OptionalPrice = None
     """USD per million input tokens of models ``pricing`` lacks (0 allowed); with the next."""
     endpoint_output_price_per_mtok: OptionalPrice = None
+    """USD per million output tokens of models ``pricing`` lacks; with the previous."""
     judge_max_tokens: int = Field(default=1024, ge=16)
+    """Most tokens a judge's reply may take."""
     judge_temperature: float | None = Field(default=0.0, ge=0.0, le=1.0)
     """0 for reproducible verdicts; None sends none (some newer models reject it)."""
     judge_timeout_s: float = Field(default=15.0, gt=0)
@@ -153,16 +160,22 @@ class Settings(BaseSettings):
     """When set, Stage 2 stops escalating a DAG whose review spend reached it."""
 
     stage1_soft_limit_s: int = Field(default=60, ge=1)
+    """Celery's soft time limit of a Stage 1 task; above its judge call's worst case."""
     stage1_hard_limit_s: int = Field(default=75, ge=2)
+    """Stage 1's hard time limit: above the soft one, below the visibility timeout."""
     stage2_soft_limit_s: int = Field(default=300, ge=1)
+    """Celery's soft time limit of a Stage 2 task; above five judge calls' worst case."""
     stage2_hard_limit_s: int = Field(default=360, ge=2)
+    """Stage 2's hard time limit: above the soft one, below the visibility timeout."""
     visibility_timeout_s: int = Field(default=900, ge=3)
     """Redelivery delay of unacked tasks; above every hard limit."""
 
     otel_enabled: bool = False
+    """Export OpenTelemetry spans and metrics (off: no provider is installed at all)."""
     otel_endpoint: str | None = None
     """OTLP/HTTP endpoint (``http://collector:4318``); console export when unset and enabled."""
     otel_service_name: str = "windags-evaluator"
+    """The ``service.name`` resource attribute of every span and metric."""
     prometheus_port: int | None = Field(default=None, ge=0, le=65535)
     """Serve ``/metrics`` for Prometheus on this port (0: any free one); off when unset."""
 
@@ -246,6 +259,7 @@ class Settings(BaseSettings):
     refs_soft_limit_s: int = Field(default=60, ge=1)
     """The refs task's soft limit; above ``refs_budget_s`` plus one fetch's timeout."""
     refs_hard_limit_s: int = Field(default=75, ge=2)
+    """The refs task's hard limit: above the soft one, below the visibility timeout."""
 
     @model_validator(mode="after")
     def _sentinels_name_their_master(self) -> Self:

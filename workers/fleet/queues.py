@@ -22,9 +22,13 @@ class TaskName(StrEnum):
     """Celery task names; routed by ``TASK_ROUTES``."""
 
     STAGE1 = "windags.review.stage1"
+    """Floor and Wall on one request, then the hop to the router (or an error entry)."""
     ROUTER = "windags.review.router"
+    """The escalation decision: publish the result, or hop to Stage 2."""
     STAGE2 = "windags.review.stage2"
+    """The Ceiling on one escalated review, then the result on the DAG's stream."""
     REFS = "windags.review.refs"
+    """Look up what one output cites, fold the answers into its report, then hop to the router."""
     REFIT = "windags.learning.refit"
     """The periodic calibration refit: on the Stage 2 workers, never the router's."""
 

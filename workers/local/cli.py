@@ -169,7 +169,7 @@ def submit(
     A request already reviewed (its result is on the stream) is not enqueued again; stderr
     says so. Exits 2 on input that is not a valid request (one line naming the file, list
     index and field) or holds none (an empty list), 1 when Redis does not answer within
-    the bound the README states.
+    the bound docs/explanation/reliability.md states.
     """
     from workers.local.submit import read_json, requests_in, submit_requests
 

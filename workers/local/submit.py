@@ -93,7 +93,7 @@ def submit_requests(settings: Settings, requests: list[ReviewRequest]) -> Submit
     """Enqueue the requests whose review key is not on its stream yet.
 
     Waits at most ``check_bound_s`` for the check, then ``ReviewClient.submit_bound_s``
-    for the submission: the CLI's bound, which the README states.
+    for the submission: the CLI's bound, which docs/explanation/reliability.md states.
 
     Raises:
         BrokerUnavailableError: Redis did not answer within the bound; the message says
