@@ -23,6 +23,7 @@ from functools import partial
 from pathlib import Path
 from typing import Any
 
+from bench.figure_text import paragraph
 from bench.generated import write_or_check
 from bench.readme_figures import updated
 
@@ -112,13 +113,7 @@ def render(name: str, page: str) -> str:
     sentence = PAGES[name][1]
     start, end = _markers(name)
     body = sentence(recorded) if recorded else f"Not measured yet: run `{COMMAND} --runs 5`."
-    return updated(page, f"{start}\n{_wrap(body)}\n{end}", start, end)
-
-
-def _wrap(text: str) -> str:
-    import textwrap
-
-    return textwrap.fill(text, 95, break_on_hyphens=False)
+    return updated(page, f"{start}\n{paragraph(body)}\n{end}", start, end)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
