@@ -34,7 +34,8 @@ FAMILIES = (
     ("benchmark", "the benchmark's own templates"),
     ("common", "layouts runtimes ship"),
     ("unusual", "unusual layouts written for the bench"),
-    ("unseen", "layouts written blind, after the engine"),
+    ("blind", "layouts written blind (engine then improved on them)"),
+    ("unseen", "layouts written blind, never looked at"),
 )
 
 #: (label, benchmark row, peer) of the code and data sources, in the order shown.
