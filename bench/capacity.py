@@ -26,6 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from bench.generated import write_or_check
+from bench.redis_items import LEFT_OUT
 
 ROOT = Path(__file__).resolve().parents[1]
 RESULTS = ROOT / "bench" / "results"
@@ -173,6 +174,7 @@ def render(cost: dict[str, Any], stage1_io: dict[str, Any], judge: dict[str, Any
         "",
         *_floor(run, accept),
         *_least_design(run, accept),
+        *_left_out(run, accept),
         "## Redis primaries",
         "",
         f"At the planned mix a node costs {m['round_trips']:.1f} round trips and "
@@ -267,6 +269,34 @@ def _least_design(run: dict[str, Any], accept: dict[str, Any]) -> list[str]:
         f"node costs {ratio:.2f}x it ({median_ratio:.2f}x at the median). Its figure leaves "
         "out what the fleet also pays for: delivery owners' leases, the in-flight count per "
         "queue for KEDA, the quarantine's inspection. It moves the fleet's own bytes.",
+        "",
+    ]
+
+
+def _left_out(run: dict[str, Any], accept: dict[str, Any]) -> list[str]:
+    """What each item the least design leaves out costs, measured alone (newer runs)."""
+    if "items" not in run:
+        return []
+    cpu, inside = run["items"]["per_node_us"]["cpu"], run["items"]["per_node_us"]["command"]
+    checks = run["checks"]
+
+    def cost(name: str) -> str:
+        return f"{cpu[name]:.1f} µs ({inside[name]:.1f} µs inside commands)"
+
+    added_ms = run["floor"]["redis_cpu_ms"] + sum(cpu[n] for n in LEFT_OUT) / 1000
+    return [
+        "Each item the least design leaves out was measured alone, in the fleet's own "
+        "delivery of a message (the take script, then the ack that goes with the hop) on the "
+        "same server in the same run (`bench/redis_items.py`; an accepted node has two "
+        f"deliveries). Per accepted node: the reserved sets cost {cost('reserved_sets')}, "
+        f"the leases (the owner each record names) {cost('leases')}, the inspection (the "
+        f"take's search for the delivery tag) {cost('inspection')}. With them added the "
+        f"least design would cost {added_ms:.3f} ms, and the fleet's node "
+        f"{checks['least_design_with_items_ratio']:.2f}x that. The rest is the delivery "
+        "itself: the take script pops each message and copies it into `unacked`, and the ack "
+        "takes it out again, where a stream's pending list records an id as it is read: "
+        f"{cost('delivery_over_least_design')} per node over the least design's delivery, "
+        "the three items included.",
         "",
     ]
 
