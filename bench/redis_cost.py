@@ -317,14 +317,16 @@ def measure(
                 items = Items(server.url, Keys(common.unique("cost-items")), samples.message)
                 runs: dict[str, list[dict[str, Any]]] = {w: [] for w in (*WORKLOADS, FLOOR)}
                 item_rounds = []
-                for _ in range(rounds):
+                for i in range(rounds):
                     for workload in WORKLOADS:
                         runs[workload].append(
                             one_round(meter, client, keys, workload, n, workers, idle, timeout_s)
                         )
                     pace_s = runs["accept"][-1]["seconds"] / n
                     runs[FLOOR].append(floor_round(meter, floor, n, idle, timeout_s, pace_s))
-                    item_rounds.append(items.round(lambda work: measured(meter, work, idle=idle)))
+                    item_rounds.append(
+                        items.round(lambda w: measured(meter, w, idle=idle), first=i)
+                    )
                 figures |= {workload: summary(rounds) for workload, rounds in runs.items()}
                 figures["items"] = redis_items.per_node(item_rounds)
                 figures["connections"] = {

@@ -47,6 +47,10 @@ from workers.keys import Keys
 #: Messages a take pops, and a read returns: about what the accept workload's takes found.
 TAKE_COUNT: Final = 2
 DELIVERIES: Final = 2000
+#: Seconds between putting the messages in place and measuring: Redis fsyncs its AOF once a
+#: second (``everysec``) in a thread whose CPU ``INFO cpu`` counts; the fsync of a
+#: variant's thousands of queued messages must not land in the window of its deliveries.
+SETTLE_S: Final = 1.5
 #: Deliveries an accepted node has: Stage 1's and the router's.
 PER_NODE: Final = 2
 #: An owner id as long as the workers' (``leases.new_owner_id``).
@@ -83,8 +87,9 @@ class Items:
     """A submitted message as the fleet's queue holds it (kombu's envelope)."""
     deliveries: int = DELIVERIES
 
-    def round(self, measure: Measure) -> dict[str, dict[str, float]]:
-        """Each variant once: per delivery, µs of the server's CPU and of command time."""
+    def round(self, measure: Measure, *, first: int = 0) -> dict[str, dict[str, float]]:
+        """Each variant once, from the ``first``-th on (rounds rotate the order so none is
+        always measured first): per delivery, µs of the server's CPU and of command time."""
         client = redis.Redis.from_url(self.url)
         try:
             runs: dict[str, Callable[[], None]] = {
@@ -96,8 +101,9 @@ class Items:
                 "least_design": lambda: self._floor(client),
             }
             figures = {}
-            for name in VARIANTS:
+            for name in (*VARIANTS[first % len(VARIANTS) :], *VARIANTS[: first % len(VARIANTS)]):
                 self._ready(client, name)
+                time.sleep(SETTLE_S)  # the AOF's fsync of the messages, before the window
                 done = measure(runs[name])
                 usec = sum(done["by_command"].get(c, {}).get("usec", 0) for c in OUTER)
                 figures[name] = {
