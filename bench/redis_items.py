@@ -86,6 +86,7 @@ class Items:
     message: bytes
     """A submitted message as the fleet's queue holds it (kombu's envelope)."""
     deliveries: int = DELIVERIES
+    settle_s: float = SETTLE_S
 
     def round(self, measure: Measure, *, first: int = 0) -> dict[str, dict[str, float]]:
         """Each variant once, from the ``first``-th on (rounds rotate the order so none is
@@ -103,7 +104,7 @@ class Items:
             figures = {}
             for name in (*VARIANTS[first % len(VARIANTS) :], *VARIANTS[: first % len(VARIANTS)]):
                 self._ready(client, name)
-                time.sleep(SETTLE_S)  # the AOF's fsync of the messages, before the window
+                time.sleep(self.settle_s)  # the AOF's fsync of the messages, before the window
                 done = measure(runs[name])
                 usec = sum(done["by_command"].get(c, {}).get("usec", 0) for c in OUTER)
                 figures[name] = {
