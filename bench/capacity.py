@@ -284,7 +284,12 @@ def _left_out(run: dict[str, Any], accept: dict[str, Any]) -> list[str]:
         return f"{cpu[name]:.1f} µs ({inside[name]:.1f} µs inside commands)"
 
     added_ms = run["floor"]["redis_cpu_ms"] + sum(cpu[n] for n in LEFT_OUT) / 1000
+    by_round = ", ".join(f"{ratio:.2f}x" for ratio in checks["least_design_ratio_by_round"])
     return [
+        "Round by round (each of the fleet's rounds beside the least design's right after it, "
+        f"at the same pace) the accepted node cost {by_round} the least design: the other "
+        "work on this machine moves the ratio by more than a quarter between rounds and runs.",
+        "",
         "Each item the least design leaves out was measured alone, in the fleet's own "
         "delivery of a message (the take script, then the ack that goes with the hop) on the "
         "same server in the same run (`bench/redis_items.py`; an accepted node has two "
