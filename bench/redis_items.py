@@ -20,18 +20,20 @@ variants:
 - ``least_design``: the floor's delivery, ``XREADGROUP COUNT`` then ``XACK`` and ``XDEL``
   in a ``MULTI``.
 
-Each is measured per delivery over ``DELIVERIES`` deliveries, two ways: the server's
-CPU (``INFO cpu``, less the idle fleet's rate: everything, the AOF and the round trips
-included, but it moves with the other tenants of the machine by more than an item costs)
-and the time inside its commands (``INFO commandstats``: the scripts' and transactions'
-own time, their commands' included; steady to a tenth of a µs). An accepted node has
-two deliveries (Stage 1's and the router's), so an item costs a node twice what it costs
-a delivery.
+Each is measured per delivery over ``DELIVERIES`` deliveries, in every round, two ways:
+the server's CPU (``INFO cpu``, less the idle fleet's rate: everything, the AOF and the
+round trips included) and the time inside its commands (``INFO commandstats``: the
+scripts' and transactions' own time, their commands' included; wall-clock time, so a
+busy machine stretches it too). An item's cost is the difference between two variants
+within a round, its median over the rounds; the spread of the rounds is kept beside it.
+An accepted node has two deliveries (Stage 1's and the router's), so an item costs a
+node twice what it costs a delivery.
 """
 
 from __future__ import annotations
 
 import re
+import statistics
 import time
 import uuid
 from collections.abc import Callable
@@ -200,30 +202,43 @@ def _split(message: bytes) -> tuple[bytes, bytes, bytes]:
     return message[:start], message[start:end], message[end:]
 
 
+#: Each item: the variant with it, and the one without (the difference is its cost).
+PAIRS: Final = {
+    "reserved_sets": ("fleet", "without_reserved_sets"),
+    "leases": ("fleet", "without_leases"),
+    "inspection": ("tag_search", "tag_search_baseline"),
+    "delivery_over_least_design": ("fleet", "least_design"),
+}
+WAYS: Final = ("cpu_us", "command_us")
+
+
 def per_node(rounds: list[dict[str, dict[str, float]]]) -> dict[str, Any]:
-    """The least of the rounds per variant and way, and what each item costs a node (µs).
+    """What each item costs an accepted node (µs): the median over rounds of its difference.
 
-    An item's cost: the fleet's delivery less the variant without it (the inspection: the
-    tag search less its baseline), for each of a node's deliveries.
+    A difference is taken within a round (the variant with the item less the one without,
+    measured a few seconds apart), so what the machine's other work does between rounds
+    moves both; ``spread`` is the least and most of those differences. ``per_delivery``
+    keeps each variant's least of the rounds.
     """
-    least = {
-        name: {way: min(r[name][way] for r in rounds) for way in ("cpu_us", "command_us")}
-        for name in VARIANTS
-    }
 
-    def item(way: str) -> dict[str, float]:
-        fleet = least["fleet"][way]
-        costs = {
-            "reserved_sets": fleet - least["without_reserved_sets"][way],
-            "leases": fleet - least["without_leases"][way],
-            "inspection": least["tag_search"][way] - least["tag_search_baseline"][way],
-            "delivery_over_least_design": fleet - least["least_design"][way],
+    def costs(way: str) -> dict[str, list[float]]:
+        return {
+            item: sorted(PER_NODE * (r[with_][way] - r[without][way]) for r in rounds)
+            for item, (with_, without) in PAIRS.items()
         }
-        return {name: round(PER_NODE * us, 2) for name, us in costs.items()}
 
+    least = {name: {way: min(r[name][way] for r in rounds) for way in WAYS} for name in VARIANTS}
+    by_way = {way.removesuffix("_us"): costs(way) for way in WAYS}
     return {
         "take_count": TAKE_COUNT,
         "per_delivery": least,
-        "per_node_us": {"cpu": item("cpu_us"), "command": item("command_us")},
+        "per_node_us": {
+            way: {item: round(statistics.median(diffs), 2) for item, diffs in found.items()}
+            for way, found in by_way.items()
+        },
+        "spread": {
+            way: {item: [round(diffs[0], 2), round(diffs[-1], 2)] for item, diffs in found.items()}
+            for way, found in by_way.items()
+        },
         "rounds": rounds,
     }
