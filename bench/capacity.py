@@ -278,10 +278,14 @@ def _left_out(run: dict[str, Any], accept: dict[str, Any]) -> list[str]:
     if "items" not in run:
         return []
     cpu, inside = run["items"]["per_node_us"]["cpu"], run["items"]["per_node_us"]["command"]
-    checks = run["checks"]
+    spread, checks = run["items"]["spread"]["cpu"], run["checks"]
 
     def cost(name: str) -> str:
-        return f"{cpu[name]:.1f} µs ({inside[name]:.1f} µs inside commands)"
+        low, high = spread[name]
+        return (
+            f"{cpu[name]:.1f} µs of CPU ({low:.1f} to {high:.1f} over the rounds; "
+            f"{inside[name]:.1f} µs inside commands)"
+        )
 
     added_ms = run["floor"]["redis_cpu_ms"] + sum(cpu[n] for n in LEFT_OUT) / 1000
     by_round = ", ".join(f"{ratio:.2f}x" for ratio in checks["least_design_ratio_by_round"])
@@ -293,7 +297,9 @@ def _left_out(run: dict[str, Any], accept: dict[str, Any]) -> list[str]:
         "Each item the least design leaves out was measured alone, in the fleet's own "
         "delivery of a message (the take script, then the ack that goes with the hop) on the "
         "same server in the same run (`bench/redis_items.py`; an accepted node has two "
-        f"deliveries). Per accepted node: the reserved sets cost {cost('reserved_sets')}, "
+        "deliveries; an item's cost is the median over the rounds of what the delivery cost "
+        "with it less without it). Per accepted node: the reserved sets cost "
+        f"{cost('reserved_sets')}, "
         f"the leases (the owner each record names) {cost('leases')}, the inspection (the "
         f"take's search for the delivery tag) {cost('inspection')}. With them added the "
         f"least design would cost {added_ms:.3f} ms, and the fleet's node "
