@@ -173,7 +173,7 @@ def test_each_item_the_least_design_leaves_out_is_measured_on_the_fleets_own_del
             db.delete(queue)
             items = Items(server.url, keys, message, deliveries=30, settle_s=0)
             rounds = [items.round(lambda work: measured(meter, work)) for _ in range(2)]
-            left = list(db.scan_iter(f"{keys.prefix}:*"))
+            left = [k for k in db.scan_iter() if k.decode().startswith(keys.prefix)]
         finally:
             meter.close()
             db.close()
