@@ -288,6 +288,13 @@ def _left_out(run: dict[str, Any], accept: dict[str, Any]) -> list[str]:
         )
 
     added_ms = run["floor"]["redis_cpu_ms"] + sum(cpu[n] for n in LEFT_OUT) / 1000
+    unresolved = [n.replace("_", " ") for n in LEFT_OUT if spread[n][0] < 0 < spread[n][1]]
+    noise = (
+        f" The server's CPU does not tell the {', the '.join(unresolved)} from nothing: "
+        "the spread of the rounds crosses zero."
+        if unresolved
+        else ""
+    )
     by_round = ", ".join(f"{ratio:.2f}x" for ratio in checks["least_design_ratio_by_round"])
     return [
         "Round by round (each of the fleet's rounds beside the least design's right after it, "
@@ -301,7 +308,7 @@ def _left_out(run: dict[str, Any], accept: dict[str, Any]) -> list[str]:
         "with it less without it). Per accepted node: the reserved sets cost "
         f"{cost('reserved_sets')}, "
         f"the leases (the owner each record names) {cost('leases')}, the inspection (the "
-        f"take's search for the delivery tag) {cost('inspection')}. With them added the "
+        f"take's search for the delivery tag) {cost('inspection')}.{noise} With them added the "
         f"least design would cost {added_ms:.3f} ms, and the fleet's node "
         f"{checks['least_design_with_items_ratio']:.2f}x that. The rest is the delivery "
         "itself: the take script pops each message and copies it into `unacked`, and the ack "
