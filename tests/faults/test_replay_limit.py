@@ -4,8 +4,9 @@ A try that an outage cut off is handed back as a replay and counts no try
 (``workers/fleet/outage.py``): so a try that kills its own connection, every time, was
 replayed forever and never reached the dead letters. Here the server drops the client
 for real: the review's Stage 2 cache entry is larger than the Redis output buffer a
-normal client may hold, so each try's first read (``judge_claim.cached_ceiling``) makes
-Redis close that connection, redis-py's retries included, deterministically. After
+normal client may hold, so each try's read of it (``judge_claim.CeilingClaim.ceiling``,
+after the count found it kept) makes Redis close that connection, redis-py's retries
+included, deterministically. After
 ``max_task_replays`` hand-backs each one counts a try (``workers/fleet/replay.py``), and
 ``max_task_tries`` later the review is a poison entry on its stream and on the dead
 letters, while the reviews beside it, Stage 2 ones included, complete once each.
