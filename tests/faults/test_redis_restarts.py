@@ -20,6 +20,7 @@ import shutil
 import tempfile
 import time
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any, cast
 
 import pytest
@@ -38,6 +39,7 @@ from tests.faults.support import (
 from tests.infrastructure import wait_until
 from workers.fleet.queues import Queue
 from workers.fleet.replay import REPLAY_HEADER
+from workers.local.scratch import disown
 
 pytestmark = [pytest.mark.integration, pytest.mark.slow]
 
@@ -154,4 +156,5 @@ def _keep_logs(run: FleetUnderTest) -> str:
     """A copy of the workers' logs (the fleet removes its own when every worker exits 0)."""
     kept = tempfile.mkdtemp(prefix="windags-redis-restarts-")
     shutil.copytree(run.fleet.log_dir, kept, dirs_exist_ok=True)
+    disown(Path(kept))  # the copy is the reader's: no later sweep removes it
     return kept
