@@ -54,12 +54,20 @@ def _orphaned(folder: Path) -> bool:
     return not _alive(pid, started)
 
 
+def _ours(folder: Path) -> bool:
+    """A real folder (not a link) of this user's: the only kind a sweep may remove."""
+    try:
+        return folder.is_dir() and not folder.is_symlink() and folder.stat().st_uid == os.getuid()
+    except OSError:
+        return False
+
+
 def sweep(directory: Path | None = None) -> list[Path]:
-    """Remove the ``windags-*`` folders of dead runs in ``directory`` (the temp dir)."""
+    """Remove this user's ``windags-*`` folders of dead runs in ``directory`` (temp dir)."""
     root = Path(directory or tempfile.gettempdir())
     removed = []
     for folder in root.glob(f"{PREFIX}*"):
-        if folder.is_dir() and not folder.is_symlink() and _orphaned(folder):
+        if _ours(folder) and _orphaned(folder):
             shutil.rmtree(folder, ignore_errors=True)
             removed.append(folder)
     return removed
