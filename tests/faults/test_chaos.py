@@ -132,6 +132,10 @@ def _chaos(tag: str) -> Iterator[Chaos]:
         server.close()
 
 
+def _all_alive(run: Chaos) -> bool:
+    return all(p.poll() is None for p in run.fleet.workers.values())
+
+
 def _retrying(run: Chaos, action: Callable[[], object], *, blind: bool = False) -> int:
     """Run ``action`` until it succeeds; the failed tries.
 
@@ -239,6 +243,8 @@ def test_chaos_raw_bytes_on_every_queue_kill_9_and_a_redis_restart(tmp_path: Pat
 
         finished = wait_until(settled, timeout_s=90, every_s=0.5)
         quiet = wait_quiet(db, run.settings)  # a late duplicate would land before this
+        # The supervisor starts each killed worker again, after its backoff.
+        wait_until(lambda: len(run.restarts) >= len(run.kills) and _all_alive(run), 60)
         took_s = time.monotonic() - started
         reviews, errors = run.results(dag)
         entries = quarantine.read(db)
