@@ -38,6 +38,7 @@ from workers.client import ReviewClient
 from workers.human.verdicts import RecordStatus, VerdictRefusedError
 from workers.local.launcher import LocalFleet
 from workers.settings import Settings
+from workers.testing.limits import SHORT_LIMITS
 
 #: Every window the fleet keeps things for, cut from days to minutes: streams, dedup
 #: keys, caches, outcomes, and the try counters (four visibility timeouts), with the time
@@ -50,13 +51,7 @@ SOAK_ENV = {
     "WINDAGS_JUDGE_CACHE_TTL_S": "120",
     "WINDAGS_OUTCOME_RETENTION_S": "120",
     "WINDAGS_CALIBRATION_REFIT_S": "120",
-    "WINDAGS_STAGE1_SOFT_LIMIT_S": "10",
-    "WINDAGS_STAGE1_HARD_LIMIT_S": "12",
-    "WINDAGS_STAGE2_SOFT_LIMIT_S": "25",
-    "WINDAGS_STAGE2_HARD_LIMIT_S": "28",
-    "WINDAGS_JUDGE_TIMEOUT_S": "2",
-    "WINDAGS_JUDGE_RETRY_BUDGET_S": "2",
-    "WINDAGS_VISIBILITY_TIMEOUT_S": "30",
+    **SHORT_LIMITS,
 }
 #: Fraction of ``bench.overhead``'s fleet rate the soak runs at by default.
 SHARE_OF_OVERHEAD = 0.6
