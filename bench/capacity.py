@@ -11,6 +11,8 @@ Inputs, all measured on this repository's benchmarks (``bench/results``):
   judge (200 ms per call), its reviews/s and CPU per review, best pool.
 - ``judge_throughput.json`` (``python -m bench.judge_throughput``): Stage 2 judge calls/s
   per process against the same latency.
+- ``soak.json`` (``python -m bench.soak``): a fleet under steady load for 20+ minutes,
+  its memory and latency first and last (``bench/soak_page.py`` writes that section).
 
 Assumptions, stated in the page: the share of nodes escalated, the utilisation a process
 or a Redis core is run at, Redis's default ``maxclients``. ``--check`` exits 1 when the
@@ -25,6 +27,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from bench import soak_page
 from bench.generated import write_or_check
 from bench.redis_items import LEFT_OUT
 
@@ -334,8 +337,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     """Write the page, or with ``--check`` report whether it is current."""
     return write_or_check(
         DOC,
-        lambda _: render(
-            load("redis_cost.json"), load("stage1_io.json"), load("judge_throughput.json")
+        lambda _: (
+            render(load("redis_cost.json"), load("stage1_io.json"), load("judge_throughput.json"))
+            + soak_page.render(load("soak.json"), load("overhead.json"))
         ),
         "python -m bench.capacity",
         argv,
