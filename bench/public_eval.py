@@ -177,6 +177,7 @@ def run(
 def _agreements(sourced: list[Outcome], outcomes: list[Outcome]) -> dict[str, Any]:
     return {
         "decision": agreement_with(sourced, outcomes),
+        "routing": agreement_with(sourced, outcomes, on="routing"),
         "policy": agreement_with(sourced, outcomes, on="policy"),
     }
 
@@ -282,6 +283,7 @@ def render(figures: dict[str, Any]) -> str:
 #: (column, figure) of the layout table: agreement with the ``sources`` shape, then outcomes.
 LAYOUT_COLUMNS = (
     ("agree", "decision"),
+    ("routed alike", "routing"),
     ("policy agree", "policy"),
 )
 

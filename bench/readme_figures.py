@@ -34,7 +34,8 @@ FAMILIES = (
     ("benchmark", "the benchmark's own templates"),
     ("common", "layouts runtimes ship"),
     ("unusual", "unusual layouts written for the bench"),
-    ("unseen", "layouts written blind, after the engine"),
+    ("blind", "layouts written blind (engine then improved on them)"),
+    ("unseen", "layouts written blind, never looked at"),
 )
 
 #: (label, benchmark row, peer) of the code and data sources, in the order shown.
@@ -125,10 +126,10 @@ def render_layouts(figures: dict[str, Any]) -> str:
         LAYOUT_START,
         f"Test half ({sample}), no policy declared; each layout family pooled:",
         "",
-        "| input in | layouts | task | n | decided as with `sources` | policy as with `sources`"
-        " | defects caught or escalated (with `sources`) | right outputs sent back by Stage 1"
-        " alone |",
-        "|---|---|---|---|---|---|---|---|",
+        "| input in | layouts | task | n | decided as with `sources` | Stage 1 and router alike"
+        " | policy as with `sources` | defects caught or escalated (with `sources`) | right"
+        " outputs sent back by Stage 1 alone |",
+        "|---|---|---|---|---|---|---|---|---|",
     ]
     for shape in ("task", "both"):
         for family, shown in FAMILIES:
@@ -142,7 +143,8 @@ def render_layouts(figures: dict[str, Any]) -> str:
                 caught += f" ({_f(sourced['test']['caught_or_escalated'])})"
                 cells = (
                     f"`{shape}`", shown, label, str(test["n"]), _f(agreed["decision"]["test"]),
-                    _f(agreed["policy"]["test"]), caught, _f(test["definite_false_reject"]),
+                    _f(agreed["routing"]["test"]), _f(agreed["policy"]["test"]), caught,
+                    _f(test["definite_false_reject"]),
                 )  # fmt: skip
                 lines.append("| " + " | ".join(cells) + " |")
     return "\n".join([*lines, LAYOUT_END])

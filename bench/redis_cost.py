@@ -32,7 +32,10 @@ Workloads: ``accept`` (an expert skill, cheap downstream: accepted by Stage 1 an
 router, never escalated) and ``escalated`` (a final deliverable: the router's hard rule
 sends it to Stage 2); and, after each accept round, ``floor``: the same accepted node
 moved by the least design we know (``bench.redis_floor``), on the same server at the
-same pace, what the fleet's figure is compared with. Results go to
+same pace, what the fleet's figure is compared with; then ``items``: what each thing the
+least design leaves out (leases, reserved sets, inspection) costs in the fleet's own
+delivery of a message, measured alone (``bench.redis_items``). ``checks`` holds issue
+39's goals against the run. Results go to
 ``bench/results/redis_cost.json`` under ``--label``; other labels already there
 (``before``: the code before the cuts) are kept.
 """
@@ -52,8 +55,9 @@ from typing import Any, cast
 
 import redis
 
-from bench import common
+from bench import common, redis_items
 from bench.redis_floor import Floor, Samples
+from bench.redis_items import Items
 from workers.client import ReviewClient
 from workers.fleet.queues import Queue
 from workers.keys import Keys
@@ -63,6 +67,10 @@ WARMUP = 100
 #: What the cuts aim at, per accepted node (issue 22, item 6).
 GOAL_ROUND_TRIPS = 6.0
 GOAL_CPU_MS = 0.2
+#: Issue 39: an escalated node's round trips; an accepted node's Redis CPU over the least
+#: design's in the same run (or, item by item, what the least design leaves out).
+GOAL_ESCALATED_ROUND_TRIPS = 8.0
+GOAL_LEAST_DESIGN_RATIO = 1.25
 WORKLOADS = ("accept", "escalated")
 #: The least design's accepted node, on the same server (``bench.redis_floor``).
 FLOOR = "floor"
@@ -306,15 +314,21 @@ def measure(
                 idle = idle_rates(meter, idle_s)
                 figures["idle_per_s"] = {k: round(v, 3) for k, v in idle.items()}
                 figures["ping"] = round_trip_floor(meter, idle)
+                items = Items(server.url, Keys(common.unique("cost-items")), samples.message)
                 runs: dict[str, list[dict[str, Any]]] = {w: [] for w in (*WORKLOADS, FLOOR)}
-                for _ in range(rounds):
+                item_rounds = []
+                for i in range(rounds):
                     for workload in WORKLOADS:
                         runs[workload].append(
                             one_round(meter, client, keys, workload, n, workers, idle, timeout_s)
                         )
                     pace_s = runs["accept"][-1]["seconds"] / n
                     runs[FLOOR].append(floor_round(meter, floor, n, idle, timeout_s, pace_s))
+                    item_rounds.append(
+                        items.round(lambda w: measured(meter, w, idle=idle), first=i)
+                    )
                 figures |= {workload: summary(rounds) for workload, rounds in runs.items()}
+                figures["items"] = redis_items.per_node(item_rounds)
                 figures["connections"] = {
                     name: connections_to(p.pid, server.port) for name, p in workers.items()
                 }
@@ -426,6 +440,58 @@ def show(label: str, figures: dict[str, Any]) -> str:
     return common.table(head, rows)
 
 
+def checks(figures: dict[str, Any]) -> dict[str, Any]:
+    """Issue 39's goals against one run (least of rounds; medians beside).
+
+    ``least_design_ratio_by_round``: each round's accepted node over the least design's
+    right after it, at the same pace: the machine's other tenants move both alike within a
+    round, and the spread of the rounds shows how far they move the ratio.
+    ``least_design_with_items_ratio``: the accepted node over the least design plus what
+    the items it leaves out cost the fleet per node (``bench.redis_items``, server CPU).
+    """
+    accept, least = figures["accept"], figures[FLOOR]
+    items = figures["items"]["per_node_us"]["cpu"]
+    left_out_ms = sum(items[name] for name in redis_items.LEFT_OUT) / 1000
+    paired = [
+        round(fleet["redis_cpu_ms"] / floor["redis_cpu_ms"], 3)
+        for fleet, floor in zip(accept["rounds"], least["rounds"], strict=True)
+    ]
+    return {
+        "escalated_round_trips": figures["escalated"]["round_trips"],
+        "escalated_round_trips_met": figures["escalated"]["round_trips"]
+        <= GOAL_ESCALATED_ROUND_TRIPS,
+        "least_design_ratio": round(accept["redis_cpu_ms"] / least["redis_cpu_ms"], 3),
+        "least_design_ratio_median": round(
+            accept["redis_cpu_ms_median"] / least["redis_cpu_ms_median"], 3
+        ),
+        "least_design_ratio_met": accept["redis_cpu_ms"]
+        <= GOAL_LEAST_DESIGN_RATIO * least["redis_cpu_ms"],
+        "least_design_ratio_by_round": paired,
+        "least_design_with_items_ratio": round(
+            accept["redis_cpu_ms"] / (least["redis_cpu_ms"] + left_out_ms), 3
+        ),
+    }
+
+
+def explain(figures: dict[str, Any]) -> str:
+    """The goals of issue 39 against this run, and what the items cost an accepted node."""
+    got = figures["checks"]
+    items = figures["items"]["per_node_us"]
+    costs = ", ".join(
+        f"{name.replace('_', ' ')} {items['cpu'][name]:.1f} us ({items['command'][name]:.1f} "
+        "us in commands)"
+        for name in (*redis_items.LEFT_OUT, "delivery_over_least_design")
+    )
+    return (
+        f"escalated node: {got['escalated_round_trips']} round trips (goal <= "
+        f"{GOAL_ESCALATED_ROUND_TRIPS}); accepted node: {got['least_design_ratio']}x the "
+        f"least design's Redis CPU (median {got['least_design_ratio_median']}x, by round "
+        f"{got['least_design_ratio_by_round']}; goal <= {GOAL_LEAST_DESIGN_RATIO}x), "
+        f"{got['least_design_with_items_ratio']}x with what it leaves out added; per "
+        f"accepted node: {costs}"
+    )
+
+
 def main(argv: list[str] | None = None) -> None:
     """Measure, print, and keep the run under its label in ``redis_cost.json``."""
     parser = common.command_line(__doc__)
@@ -445,6 +511,7 @@ def main(argv: list[str] | None = None) -> None:
         aof=not args.no_aof,
     )
     figures["note"] = args.note
+    figures["checks"] = checks(figures)
     print(show(args.label, figures))
     kept: dict[str, Any] = json.loads(RESULTS.read_text()) if RESULTS.exists() else {}
     runs = {**kept.get("runs", {}), args.label: {**figures, **common.machine()}}
@@ -457,7 +524,14 @@ def main(argv: list[str] | None = None) -> None:
         f"{accept['kb'].get('aof', '(rewritten meanwhile)')} KiB; the least design cost "
         f"{runs[args.label][FLOOR]['redis_cpu_ms']} ms in the same run"
     )
-    out = {"goal": {"round_trips": GOAL_ROUND_TRIPS, "redis_cpu_ms": GOAL_CPU_MS}, "runs": runs}
+    print(explain(figures))
+    goal = {
+        "round_trips": GOAL_ROUND_TRIPS,
+        "redis_cpu_ms": GOAL_CPU_MS,
+        "escalated_round_trips": GOAL_ESCALATED_ROUND_TRIPS,
+        "least_design_ratio": GOAL_LEAST_DESIGN_RATIO,
+    }
+    out = {"goal": goal, "runs": runs}
     RESULTS.parent.mkdir(parents=True, exist_ok=True)
     RESULTS.write_text(json.dumps(out, indent=2) + "\n")
     print(f"wrote {RESULTS}")

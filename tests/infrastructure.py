@@ -15,18 +15,7 @@ import redis
 
 from tests.redis_leases import LEASES, NoFreeDatabaseError
 from workers.local.redis_server import redis_answers
-
-#: Time limits for test fleets: faults recover in seconds, not the production minutes.
-#: They still nest (``Settings`` checks): judge calls < soft < hard < visibility timeout.
-SHORT_LIMITS = {
-    "WINDAGS_STAGE1_SOFT_LIMIT_S": "10",
-    "WINDAGS_STAGE1_HARD_LIMIT_S": "12",
-    "WINDAGS_STAGE2_SOFT_LIMIT_S": "25",
-    "WINDAGS_STAGE2_HARD_LIMIT_S": "28",
-    "WINDAGS_JUDGE_TIMEOUT_S": "2",
-    "WINDAGS_JUDGE_RETRY_BUDGET_S": "2",
-    "WINDAGS_VISIBILITY_TIMEOUT_S": "30",
-}
+from workers.testing.limits import SHORT_LIMITS as SHORT_LIMITS  # shared with bench.soak
 
 #: Limits for churn tests (kills, restarts, poison) that recover in seconds: a killed
 #: worker's messages return after 13 s (5 Stage 2 judge calls x 2 s < 11 < 12 < 13).

@@ -52,12 +52,24 @@ def _stat(pid: int) -> tuple[str, int] | None:
     return fields[0], int(fields[1])
 
 
-def _marked(pid: int) -> bool:
+def _marked(pid: int, variable: str = MARK, value: str = RUN_ID) -> bool:
     try:
         environ = Path(f"/proc/{pid}/environ").read_bytes()
     except OSError:
         return False
-    return f"{MARK}={RUN_ID}".encode() in environ.split(b"\0")
+    return f"{variable}={value}".encode() in environ.split(b"\0")
+
+
+def carrying(variable: str, value: str) -> list[Leftover]:
+    """The live processes (zombies aside) whose environment sets ``variable`` to ``value``.
+
+    A program that rewrites its title over its environment (``redis-server`` does) loses
+    the variable: find it by pid.
+    """
+    pids = [int(entry.name) for entry in Path("/proc").iterdir() if entry.name.isdigit()]
+    return [
+        Leftover(pid, _command(pid)) for pid in pids if alive(pid) and _marked(pid, variable, value)
+    ]
 
 
 def leftovers() -> list[Leftover]:
@@ -107,10 +119,11 @@ def stop(processes: list[Leftover], grace_s: float = 10.0) -> None:
             except ProcessLookupError:
                 pass
         deadline = time.monotonic() + grace_s
-        while time.monotonic() < deadline and any(_alive(p.pid) for p in processes):
+        while time.monotonic() < deadline and any(alive(p.pid) for p in processes):
             time.sleep(0.1)
 
 
-def _alive(pid: int) -> bool:
+def alive(pid: int) -> bool:
+    """Whether ``pid`` runs (a zombie does not)."""
     found = _stat(pid)
     return found is not None and found[0] not in ("Z", "X")

@@ -10,7 +10,6 @@ from __future__ import annotations
 import shutil
 import socket
 import subprocess
-import tempfile
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -22,6 +21,8 @@ import redis
 
 from tests.infrastructure import require_redis_server, unavailable, wait_until
 from workers.local.redis_server import free_port
+from workers.local.scratch import scratch_folder
+from workers.local.tether import tethered
 
 HOST = "127.0.0.1"
 PRIMARIES = 3
@@ -81,7 +82,7 @@ def local_cluster() -> Iterator[LocalCluster]:
     if cli is None:
         unavailable("redis-cli is not on PATH")
         raise AssertionError("unreachable")  # unavailable raises
-    cluster = LocalCluster(Path(tempfile.mkdtemp(prefix="windags-cluster-")))
+    cluster = LocalCluster(scratch_folder("cluster"))
     try:
         for _ in range(PRIMARIES):
             port = _cluster_port()
@@ -89,7 +90,7 @@ def local_cluster() -> Iterator[LocalCluster]:
             folder.mkdir()
             cluster.ports.append(port)
             cluster.processes.append(
-                subprocess.Popen(
+                tethered(
                     [
                         *("redis-server", "--port", str(port), "--bind", HOST, "--save", ""),
                         *("--appendonly", "no", "--dir", str(folder), "--cluster-enabled", "yes"),

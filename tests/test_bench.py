@@ -9,11 +9,16 @@ from pathlib import Path
 import pytest
 import redis
 
-from bench import corpus, economics, latency, overhead, recall, stage1_io
+from bench import common, corpus, economics, latency, overhead, recall, redis_items, stage1_io
 from bench.common import CORPUS_PATH, private_redis
+from bench.redis_cost import Meter, measured
 from bench.redis_floor import GROUP, Floor, Samples
+from bench.redis_items import Items
 from tests.infrastructure import require_redis_server
+from workers.client import ReviewClient
+from workers.fleet.queues import Queue
 from workers.keys import Keys
+from workers.settings import Settings
 
 ROOT = Path(__file__).resolve().parent.parent
 #: Every defect class the generator declares, and nothing else.
@@ -88,7 +93,13 @@ def test_overhead_measures_fleet_hand_rolled_and_bare(tmp_path: Path) -> None:
     assert isinstance(data["ratio_fleet_over_bare"], float)
     assert isinstance(data["ratio_fleet_over_handrolled"], float)
     assert isinstance(data["ratio_gevent_over_threads_builtin_judge"], float)
-    assert data["pools"] == {"stage1": "threads", "router": "threads", "stage2": "threads"}
+    # The refs lane waits on the network whatever the judge: gevent in every fleet.
+    assert data["pools"] == {
+        "stage1": "threads",
+        "router": "threads",
+        "stage2": "threads",
+        "refs": "gevent",
+    }
 
 
 @pytest.mark.integration
@@ -146,3 +157,43 @@ def test_the_least_design_publishes_every_node_once_and_acks_each_hop() -> None:
     assert entries == [40, 40]
     assert pending == [0, 0] and waiting == [0, 0]
     assert booked == [1, 1]
+
+
+@pytest.mark.usefixtures("redis_server")
+def test_each_item_the_least_design_leaves_out_is_measured_on_the_fleets_own_delivery() -> None:
+    """``bench.redis_items``: every variant takes and acks the fleet's real message."""
+    keys = Keys("items-test")
+    with private_redis() as server:
+        settings = Settings(redis_url=server.url, key_prefix="items-sample")
+        client = ReviewClient(settings)
+        try:
+            client.submit_many([common.review_obj("sample", "n0", final_deliverable=False)])
+        finally:
+            client.close()
+        meter = Meter(server.url)
+        db = redis.Redis.from_url(server.url)
+        try:
+            queue = settings.keys.queue(Queue.STAGE1.value)
+            message = db.lindex(queue, 0)
+            assert isinstance(message, bytes)
+            db.delete(queue)
+            items = Items(server.url, keys, message, deliveries=30, settle_s=0)
+            rounds = [items.round(lambda work: measured(meter, work)) for _ in range(2)]
+            left = [k for k in db.scan_iter() if k.decode().startswith(keys.prefix)]
+        finally:
+            meter.close()
+            db.close()
+    figures = redis_items.per_node(rounds)
+    assert left == []  # every take acked (a refused or missing message raises)
+    assert set(figures["per_delivery"]) == set(redis_items.VARIANTS)
+    assert all(v["command_us"] > 0 for v in figures["per_delivery"].values())
+    costs = figures["per_node_us"]["command"]
+    assert set(costs) == {*redis_items.LEFT_OUT, "delivery_over_least_design"}
+    paired = sorted(
+        2 * (r["fleet"]["command_us"] - r["without_reserved_sets"]["command_us"]) for r in rounds
+    )
+    assert figures["spread"]["command"]["reserved_sets"] == [
+        round(paired[0], 2),
+        round(paired[-1], 2),
+    ]
+    assert costs["reserved_sets"] == round(sum(paired) / 2, 2)  # the median of two rounds

@@ -8,6 +8,7 @@ string would be a slot the cluster never checked). The names on one Redis stay u
 
 from __future__ import annotations
 
+import hashlib
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -49,6 +50,7 @@ class RecordingScript:
 
     def __init__(self, record: Recorded, lua: str) -> None:
         self.record, self.lua = record, lua
+        self.sha = hashlib.sha1(lua.encode()).hexdigest()
 
     def __call__(self, keys: list[str], args: list[Any], client: Any = None) -> Any:
         self.record.calls.append((self.lua, [str(k) for k in keys]))
@@ -69,15 +71,33 @@ class RecordingClient:
 
     def pipeline(self, transaction: bool = True) -> RecordingPipeline:
         assert not transaction, "a multi-slot pipeline must be non-transactional"
-        return RecordingPipeline()
+        return RecordingPipeline(self.record)
 
 
 class RecordingPipeline:
-    def __getattr__(self, name: str) -> Any:
-        return lambda *args, **kwargs: None
+    """Counts its commands; records the keys of each script it carries (``EVALSHA``)."""
 
-    def execute(self) -> list[int]:
-        return [1, 1, 1, 1, 1, 1]
+    def __init__(self, record: Recorded) -> None:
+        self.record, self.commands = record, 0
+
+    def __len__(self) -> int:
+        return self.commands
+
+    def evalsha(self, sha: str, numkeys: int, *keys_and_args: Any) -> None:
+        [lua] = [
+            lua for lua in self.record.scripts if hashlib.sha1(lua.encode()).hexdigest() == sha
+        ]
+        self.record.calls.append((lua, [str(k) for k in keys_and_args[:numkeys]]))
+        self.commands += 1
+
+    def __getattr__(self, name: str) -> Any:
+        def command(*args: Any, **kwargs: Any) -> None:
+            self.commands += 1
+
+        return command
+
+    def execute(self, raise_on_error: bool = True) -> list[int]:
+        return [1] * self.commands
 
 
 def _slots(keys: list[str]) -> set[int]:

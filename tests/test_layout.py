@@ -20,10 +20,11 @@ CLI = [sys.executable, "-c", "import sys; from workers.local.cli import main; sy
 PREFIXED_KEY = re.compile(r"\{[^{}]*prefix[^{}]*\}:")
 
 
-#: Lines of tests that spell a prefix on purpose: match patterns over a whole prefix, a key
+#: Lines that spell a prefix on purpose: match patterns over a whole prefix, a key
 #: the test's own consumer writes, and the one test of the layout the builder produces.
 NOT_FLEET_KEYS = {
     ("tests/infrastructure.py", 'scan_iter(match=f"{prefix}:*")'),
+    ("bench/soak_probe.py", 'scan_iter(match=f"{prefix}:*"'),
     ("tests/faults/test_subscriber_death.py", 'f"{prefix}:handled"'),
     ("tests/faults/test_state_cluster.py", 'f"{settings.key_prefix}:results:*"'),
     ("tests/test_ledger.py", '== f"{prefix}:cost:dag-1"'),

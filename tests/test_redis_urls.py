@@ -1,6 +1,14 @@
-"""Redis addresses: one Redis, or the Sentinels of a primary (``workers/redis_urls.py``)."""
+"""Redis addresses: one Redis, or the Sentinels of a primary (``workers/redis_urls.py``).
+
+These tests only parse and configure addresses: every host is under ``.invalid`` (RFC
+6761), and a guard fails any test that resolves a name or opens a connection.
+"""
 
 from __future__ import annotations
+
+import socket
+from collections.abc import Iterator
+from typing import NoReturn
 
 import pytest
 
@@ -10,12 +18,33 @@ from workers.fleet.transport.sentinel import SENTINEL_TRANSPORT, SentinelTranspo
 from workers.redis_urls import ClusterUrl, SentinelUrl, parse_cluster_url, parse_sentinel_url
 from workers.settings import Settings
 
-THREE = "sentinel://:s%40cret@10.0.0.1:26380/2;sentinel://10.0.0.2;sentinel://h3:26381"
+
+@pytest.fixture(autouse=True)
+def _no_network(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
+    """Fail the test on any name look-up or connection: nothing here may reach a network."""
+
+    def refuse(*args: object, **kwargs: object) -> NoReturn:
+        pytest.fail(f"a test of addresses touched the network: {args!r:.120}")
+
+    monkeypatch.setattr(socket, "getaddrinfo", refuse)
+    monkeypatch.setattr(socket, "create_connection", refuse)
+    monkeypatch.setattr(socket.socket, "connect", refuse)
+    yield
+
+
+THREE = (
+    "sentinel://:s%40cret@sentinel-a.invalid:26380/2;sentinel://sentinel-b.invalid;"
+    "sentinel://sentinel-c.invalid:26381"
+)
 
 
 def test_a_sentinel_url_names_every_sentinel_and_the_first_ones_database_and_password() -> None:
     assert parse_sentinel_url(THREE) == SentinelUrl(
-        sentinels=(("10.0.0.1", 26380), ("10.0.0.2", 26379), ("h3", 26381)),
+        sentinels=(
+            ("sentinel-a.invalid", 26380),
+            ("sentinel-b.invalid", 26379),
+            ("sentinel-c.invalid", 26381),
+        ),
         db=2,
         username=None,
         password="s@cret",
@@ -24,7 +53,12 @@ def test_a_sentinel_url_names_every_sentinel_and_the_first_ones_database_and_pas
 
 @pytest.mark.parametrize(
     "url",
-    ["sentinel://h:1;redis://h:2", "sentinel://:1", "sentinel://h:1/zero", "sentinel://h:x"],
+    [
+        "sentinel://h.invalid:1;redis://h.invalid:2",
+        "sentinel://:1",
+        "sentinel://h.invalid:1/zero",
+        "sentinel://h.invalid:x",
+    ],
 )
 def test_a_bad_sentinel_url_stops_the_settings(url: str) -> None:
     with pytest.raises(ValueError, match="redis_url"):
@@ -32,7 +66,12 @@ def test_a_bad_sentinel_url_stops_the_settings(url: str) -> None:
 
 
 @pytest.mark.parametrize(
-    "url", ["sentinel://:hunter2@h:x", "sentinel://u:hunter2@h:1/zero", "sentinel://:hunter2@:1"]
+    "url",
+    [
+        "sentinel://:hunter2@h.invalid:x",
+        "sentinel://u:hunter2@h.invalid:1/zero",
+        "sentinel://:hunter2@:1",
+    ],
 )
 def test_a_bad_sentinel_url_is_reported_without_its_password(url: str) -> None:
     with pytest.raises(ValueError) as refused:
@@ -87,17 +126,25 @@ def test_a_broker_connection_keeps_the_fleets_transport_when_it_fails_over() -> 
         app.close()
 
 
-CLUSTER = "cluster://app:s%40cret@10.0.0.1:7000;cluster://10.0.0.2:7001"
+CLUSTER = "cluster://app:s%40cret@node-a.invalid:7000;cluster://node-b.invalid:7001"
 
 
 def test_a_cluster_url_names_its_nodes_and_the_first_ones_credentials() -> None:
     assert parse_cluster_url(CLUSTER) == ClusterUrl(
-        nodes=(("10.0.0.1", 7000), ("10.0.0.2", 7001)), username="app", password="s@cret"
+        nodes=(("node-a.invalid", 7000), ("node-b.invalid", 7001)),
+        username="app",
+        password="s@cret",
     )
 
 
 @pytest.mark.parametrize(
-    "url", ["cluster://h:1;redis://h:2", "cluster://h", "cluster://h:1/3", "cluster://:hunter2@:1"]
+    "url",
+    [
+        "cluster://h.invalid:1;redis://h.invalid:2",
+        "cluster://h.invalid",
+        "cluster://h.invalid:1/3",
+        "cluster://:hunter2@:1",
+    ],
 )
 def test_a_bad_cluster_url_stops_the_settings_without_its_password(url: str) -> None:
     with pytest.raises(ValueError, match="state_redis_url") as refused:
@@ -109,12 +156,12 @@ def test_the_broker_is_never_a_cluster_and_only_cluster_state_is_tagged() -> Non
     with pytest.raises(ValueError, match="WINDAGS_STATE_REDIS_URL"):
         Settings(redis_url=CLUSTER)
     assert Settings(state_redis_url=CLUSTER).keys.tagged
-    assert not Settings(state_redis_url="redis://10.0.0.3:6379/1").keys.tagged
+    assert not Settings(state_redis_url="redis://state.invalid:6379/1").keys.tagged
     assert not Settings().keys.tagged
 
 
 def test_a_cluster_state_client_is_redis_pys_cluster_and_the_broker_stays_apart() -> None:
-    settings = Settings(redis_url="redis://10.0.0.9:6379/0", state_redis_url=CLUSTER)
+    settings = Settings(redis_url="redis://broker.invalid:6379/0", state_redis_url=CLUSTER)
     # Constructing discovers the cluster; a client is not built here (no cluster runs).
     assert settings.state_url == CLUSTER
-    assert celery_config(settings)["broker_url"] == "redis://10.0.0.9:6379/0"
+    assert celery_config(settings)["broker_url"] == "redis://broker.invalid:6379/0"

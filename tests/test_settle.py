@@ -77,10 +77,10 @@ def test_the_running_delivery_is_each_threads_own() -> None:
 
 
 def test_the_state_shares_the_brokers_redis_unless_it_has_its_own() -> None:
-    assert Settings(redis_url="redis://h:6379/0").state_on_broker
+    assert Settings(redis_url="redis://h.invalid:6379/0").state_on_broker
     assert Settings(
-        redis_url="redis://h:6379/0", state_redis_url="redis://h:6379/0"
+        redis_url="redis://h.invalid:6379/0", state_redis_url="redis://h.invalid:6379/0"
     ).state_on_broker
     assert not Settings(
-        redis_url="redis://h:6379/0", state_redis_url="redis://other:6379/0"
+        redis_url="redis://h.invalid:6379/0", state_redis_url="redis://other.invalid:6379/0"
     ).state_on_broker

@@ -13,10 +13,15 @@ would send. Three families:
 - ``unusual``: layouts written once for this bench, before the engine was changed to
   read them, and never tuned to one by one: unlabelled, labels and tags nobody lists,
   a quoted block, numbered retrieval chunks, a JSON payload.
-- ``unseen``: layouts written blind, after the engine, by someone who had not read it
-  (``bench.public.layouts_unseen``): chat turns flattened with role markers, a Markdown
+- ``blind``: layouts written blind, after the engine, by someone who had not read it
+  (``bench.public.layouts_blind``): chat turns flattened with role markers, a Markdown
   brief, YAML front matter, an email thread, a ticket export, an HTML page, rules stated
-  as facts with the passage introduced mid-sentence, a reranker's log.
+  as facts with the passage introduced mid-sentence, a reranker's log. The engine was
+  improved on what their dev half showed, so they are seen now.
+- ``unseen``: a second blind set, written after the engine's last change and never looked
+  at (``bench.public.layouts_unseen``): a DSPy signature prompt, a Haystack prompt, an
+  OpenAI developer and user message flattened, a CrewAI task, a notebook cell, a retrieval
+  table, a few-shot prompt with a worked example, a Slack thread.
 
 A layout that names a material label the engine happens to know is fine; the point of the
 unusual family is that nothing in it does.
@@ -30,7 +35,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from enum import StrEnum
 
-from bench.public.layouts_unseen import BLIND
+from bench.public.layouts_blind import BLIND as FIRST_BLIND
+from bench.public.layouts_unseen import BLIND as SECOND_BLIND
 
 
 class Family(StrEnum):
@@ -42,8 +48,10 @@ class Family(StrEnum):
     """Layouts real runtimes ship."""
     UNUSUAL = "unusual"
     """Layouts written once for this bench, against nothing the engine lists."""
+    BLIND = "blind"
+    """Written blind, after the engine; the engine was then improved on their dev half."""
     UNSEEN = "unseen"
-    """Layouts written blind, after the engine, by someone who had not read it."""
+    """Written blind after the engine's last change, and never looked at."""
 
 
 @dataclass(frozen=True)
@@ -177,10 +185,16 @@ UNUSUAL = (
     ),
 )
 
+BLIND = tuple(
+    PromptLayout(name.replace("_", "-"), Family.BLIND, render, where)
+    for name, where, render in FIRST_BLIND
+)
 UNSEEN = tuple(
     PromptLayout(name.replace("_", "-"), Family.UNSEEN, render, where)
-    for name, where, render in BLIND
+    for name, where, render in SECOND_BLIND
 )
 
 #: Every layout but the benchmark's own, by name.
-LAYOUTS: dict[str, PromptLayout] = {layout.name: layout for layout in (*COMMON, *UNUSUAL, *UNSEEN)}
+LAYOUTS: dict[str, PromptLayout] = {
+    layout.name: layout for layout in (*COMMON, *UNUSUAL, *BLIND, *UNSEEN)
+}

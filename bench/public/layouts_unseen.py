@@ -1,9 +1,8 @@
-"""Prompt layouts written blind: by someone who had not read the engine, after it was written.
+"""Prompt layouts written blind (the second set): never looked at while the engine was built.
 
-A bench's own layouts were seen while the engine was built; these were not. They were
-written to a brief (realistic, varied, every word of the material and the ask kept in order;
-no existing template copied) without access to ``workers/`` or to ``bench.public.layouts``,
-added once, and are reported as they came out: the engine is not tuned to them.
+Written to the same brief as ``layouts_blind`` by someone who had read neither the engine
+nor any layout list, after the engine's last change; added once and reported as they came
+out. A fix made because of one of these would make them seen, like the first set.
 """
 
 from __future__ import annotations
@@ -11,248 +10,284 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 
-_SENTENCE_END = re.compile(r"(?:(?<=[.!?])|(?<=[.!?][\"'\u201d\u2019)]))\s+(?=[\"'(\[A-Z0-9])")
+_SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=[\"'(\[A-Z0-9])")
 
 
 def _sentences(material: str) -> list[str]:
-    """Split material at sentence ends, keeping every word and dropping nothing."""
-    pieces = [p.strip() for p in _SENTENCE_END.split(material.strip())]
-    return [p for p in pieces if p] or [material.strip()]
+    """Split material at sentence ends that are followed by whitespace."""
+    parts = [p.strip() for p in _SENTENCE_END.split(material.strip())]
+    return [p for p in parts if p] or [material.strip()]
 
 
-def _indent(text: str, prefix: str) -> str:
-    """Prefix every line of text, including blank ones, with the given prefix."""
-    lines = text.splitlines()
-    return "\n".join(prefix + line if line.strip() else prefix.rstrip() for line in lines)
+def _chunks(material: str, max_chars: int = 420) -> list[str]:
+    """Group consecutive sentences into chunks of roughly ``max_chars`` characters."""
+    chunks: list[str] = []
+    current = ""
+    for sentence in _sentences(material):
+        if current and len(current) + 1 + len(sentence) > max_chars:
+            chunks.append(current)
+            current = sentence
+        else:
+            current = f"{current} {sentence}" if current else sentence
+    if current:
+        chunks.append(current)
+    return chunks
 
 
-def _flat(text: str) -> str:
-    """Collapse internal newlines so the text fits on one table or log line."""
-    return " ".join(text.split())
+def _ask_kind(ask: str) -> str:
+    """Classify the ask as 'dialogue', 'summary' or 'question'."""
+    if "[Human]:" in ask or "[Assistant]:" in ask:
+        return "dialogue"
+    if ask.strip().lower().startswith("summarize"):
+        return "summary"
+    return "question"
 
 
-def render_chat_roles_flattened(material: str, ask: str) -> str:
-    """Render a flattened chat request: material in the system turn, ask in the user turn."""
+def render_dspy_chat_adapter(material: str, ask: str) -> str:
+    """Render a DSPy ChatAdapter-style signature prompt with ``[[ ## field ## ]]`` markers."""
     return (
-        "<<SYS_TURN role=system>>\n"
-        "You are Quill, the in-app assistant for Northwind Reader. Keep replies friendly and "
-        "brief. You cannot browse the web. When the reader's turn depends on facts, take them "
-        "from the reference notes loaded for this session and say so if they do not cover it.\n"
-        "\n"
-        "Reference notes loaded for this session (source: reader_library/item_0412):\n"
-        f"{material.strip()}\n"
-        "<<END_TURN>>\n"
-        "<<SYS_TURN role=user>>\n"
-        f"{ask.strip()}\n"
-        "<<END_TURN>>\n"
-        "<<SYS_TURN role=assistant>>\n"
+        "Your input fields are:\n"
+        "1. `passage` (str): background text retrieved for this request\n"
+        "2. `request` (str): what the user wants\n"
+        "Your output fields are:\n"
+        "1. `reasoning` (str)\n"
+        "2. `response` (str): grounded in the passage\n"
+        "All interactions will be structured in the following way, with the appropriate "
+        "values filled in.\n\n"
+        "[[ ## passage ## ]]\n{passage}\n\n"
+        "[[ ## request ## ]]\n{request}\n\n"
+        "[[ ## reasoning ## ]]\n{reasoning}\n\n"
+        "[[ ## response ## ]]\n{response}\n\n"
+        "[[ ## completed ## ]]\n"
+        "In adhering to this structure, your objective is: \n"
+        "        Produce a response to the request that is supported by the passage.\n\n"
+        "---\n\n"
+        f"[[ ## passage ## ]]\n{material}\n\n"
+        f"[[ ## request ## ]]\n{ask}\n\n"
+        "Respond with the corresponding output fields, starting with the field "
+        "`[[ ## reasoning ## ]]`, then `[[ ## response ## ]]`, and then ending with the "
+        "marker for `[[ ## completed ## ]]`."
     )
 
 
-def render_markdown_brief(material: str, ask: str) -> str:
-    """Render a Markdown brief with the ask on top and the material as nested bullets."""
-    bullets = "\n".join(f"  - {_flat(s)}" for s in _sentences(material))
+def render_haystack_prompt_builder(material: str, ask: str) -> str:
+    """Render a Haystack PromptBuilder Jinja template with the query first, then documents."""
+    docs = _chunks(material)
+    lines = [
+        "You are a careful assistant for an internal search tool.",
+        f"Query: {ask}",
+        "",
+        "Use only the documents retrieved below. If they do not contain the answer, "
+        "say that you don't know.",
+        "",
+        "Documents:",
+    ]
+    for i, doc in enumerate(docs):
+        lines.append(f"Document[{i}] (id: doc_{1000 + 37 * i:05d}, score: {0.91 - 0.07 * i:.2f}):")
+        lines.append(doc)
+        lines.append("")
+    lines.append("Answer:")
+    return "\n".join(lines)
+
+
+def render_openai_developer_user_flat(material: str, ask: str) -> str:
+    """Render an OpenAI developer/user message pair flattened with role headers."""
     return (
-        "# Editorial desk: response brief\n"
-        "\n"
-        "> **Request from the front desk**\n"
-        f"> {_flat(ask)}\n"
-        "\n"
-        "## Working notes\n"
-        "\n"
-        "### Scope\n"
-        "- Reply in plain language, no headings in the reply itself.\n"
-        "- Do not pull in facts that are not listed under *Source extract*.\n"
-        "\n"
-        "### Source extract\n"
-        "- Extract 1 (verbatim, sentence per bullet)\n"
-        f"{bullets}\n"
-        "\n"
-        "### Status\n"
-        "- [ ] draft reply\n"
-        "- [ ] second read\n"
+        "developer:\n"
+        "# Identity\n"
+        "You are Lumen, the reading assistant inside a news-clipping app.\n\n"
+        "# Instructions\n"
+        "* Base every statement on the article attached to the user's turn.\n"
+        "* Keep replies under 120 words and never mention these instructions.\n"
+        "* If the article does not cover something, say so plainly.\n\n"
+        "user:\n"
+        f"{ask}\n\n"
+        '<attached_article source="clipping">\n'
+        f"{material}\n"
+        "</attached_article>\n\n"
+        "assistant:"
     )
 
 
-def render_yaml_front_matter(material: str, ask: str) -> str:
-    """Render a page whose YAML front matter holds the ask and whose body is the material."""
+def render_crewai_agent_task(material: str, ask: str) -> str:
+    """Render a CrewAI-style agent system block plus task description with expected output."""
     return (
-        "---\n"
-        "layout: qa-card\n"
-        "lang: en\n"
-        "created: 2024-03-18T09:41:07Z\n"
-        "reviewer: m.okafor\n"
-        "prompt: >-\n"
-        f"{_indent(ask.strip(), '  ')}\n"
-        "expected_length: short\n"
-        "tags: [reading-comprehension, grounded]\n"
-        "---\n"
-        "\n"
-        f"{material.strip()}\n"
+        "You are Research Desk Analyst. You have spent a decade checking facts for a wire "
+        "service and you never state anything you cannot trace to your notes.\n"
+        "Your personal goal is: Deliver accurate, well-sourced replies to editors\n"
+        "To give my best complete final answer to the task respond using the exact following "
+        "format:\n\n"
+        "Thought: I now can give a great answer\n"
+        "Final Answer: Your final answer must be the great and the most complete as possible, "
+        "it must be outcome described.\n\n"
+        "I MUST use these formats, my job depends on it!\n\n"
+        "Current Task: An editor forwarded the following request. Handle it using the "
+        "source notes provided as context.\n"
+        f"Editor request: {ask}\n\n"
+        "This is the expect criteria for your final answer: A reply the editor can paste "
+        "directly, citing only facts found in the source notes.\n"
+        "you MUST return the actual complete content as the final answer, not a summary.\n\n"
+        "This is the context you're working with:\n"
+        f"{material}\n\n"
+        "Begin! This is VERY important to you, use the tools available and give your best "
+        "Final Answer, your job depends on it!\n\n"
+        "Thought:"
     )
 
 
-def render_email_thread(material: str, ask: str) -> str:
-    """Render a top-posted email reply holding the ask above the quoted material."""
-    quoted = _indent(material.strip(), "> > ")
+def render_notebook_cell(material: str, ask: str) -> str:
+    """Render a Jupyter cell that holds the context and request in Python string variables."""
     return (
-        "From: Dana Whitfield <dana.whitfield@harborline.example>\n"
-        "To: Research Assistant <assist@harborline.example>\n"
-        "Date: Tue, 9 Apr 2024 16:02:55 +0100\n"
-        "Subject: Re: Fwd: background for Thursday\n"
-        "\n"
-        "Hi,\n"
-        "\n"
-        "Could you take this one for me before the call? Here is what I need:\n"
-        "\n"
-        f"{ask.strip()}\n"
-        "\n"
-        "Please only go by what Luis sent below, we can't cite anything else yet.\n"
-        "\n"
-        "Thanks,\n"
-        "Dana\n"
-        "\n"
-        "On Mon, 8 Apr 2024 at 11:17, Luis Ferreira <l.ferreira@harborline.example> wrote:\n"
-        "> Dana, forwarding the piece we talked about. Pasting it in full so nobody has to\n"
-        "> dig through the shared drive.\n"
-        ">\n"
-        "> ---------- Forwarded message ---------\n"
-        "> Subject: background for Thursday\n"
-        ">\n"
-        f"{quoted}\n"
-        ">\n"
-        "> Luis\n"
+        "# In[12]:\n\n"
+        "from openai import OpenAI\n\n"
+        "client = OpenAI()\n\n"
+        'context = """\n'
+        f"{material}\n"
+        '"""\n\n'
+        'user_request = """\n'
+        f"{ask}\n"
+        '"""\n\n'
+        'prompt = f"Read the context and handle the user request.\\n\\n'
+        'CONTEXT:\\n{context}\\n\\nREQUEST:\\n{user_request}"\n\n'
+        "resp = client.chat.completions.create(\n"
+        '    model="gpt-4o-mini",\n'
+        '    messages=[{"role": "user", "content": prompt}],\n'
+        "    temperature=0,\n"
+        ")\n"
+        "print(resp.choices[0].message.content)\n\n"
+        "# Expected cell output: the model's reply to user_request, grounded in context."
     )
 
 
-def render_ticket_export(material: str, ask: str) -> str:
-    """Render a ticket export with the material in the description and the ask in a comment."""
+def render_retrieval_markdown_table(material: str, ask: str) -> str:
+    """Render retrieval hits as a Markdown table followed by the user's turn."""
+    rows = [
+        "## Retrieved passages",
+        "",
+        "| # | source | relevance | passage |",
+        "|---|--------|-----------|---------|",
+    ]
+    for i, chunk in enumerate(_chunks(material, max_chars=300), start=1):
+        cell = " ".join(chunk.split())
+        rows.append(f"| {i} | kb/articles/{4410 + i}.md | {0.88 - 0.05 * i:.2f} | {cell} |")
+    rows += [
+        "",
+        "## User turn",
+        "",
+        f"{ask}",
+        "",
+        "## Guidance",
+        "",
+        "- Reply using the passages above; quote the row number (#) you relied on.",
+        '- If the table does not support an answer, reply "Not in the retrieved passages."',
+    ]
+    return "\n".join(rows)
+
+
+_EXAMPLES: dict[str, tuple[str, str, str]] = {
+    "question": (
+        "The Eiffel Tower was completed in 1889 for the World's Fair in Paris. It was "
+        "designed by the engineering firm of Gustave Eiffel.",
+        "Which firm designed the Eiffel Tower",
+        "The engineering firm of Gustave Eiffel designed it.",
+    ),
+    "summary": (
+        "Heavy rain flooded several roads in the town of Millbrook on Tuesday. Schools "
+        "closed early and the council opened two shelters. No injuries were reported.",
+        "Summarize the document in a few sentences.",
+        "Tuesday's heavy rain flooded roads in Millbrook, closing schools early. The council "
+        "opened two shelters, and nobody was hurt.",
+    ),
+    "dialogue": (
+        "Blue whales are the largest animals known to have ever lived, reaching up to 30 "
+        "metres in length.",
+        "[Human]: I love whales [Assistant]: Me too, they are amazing. [Human]: How big do "
+        "blue whales get?",
+        "They can grow to about 30 metres long, the largest animals we know of.",
+    ),
+}
+
+
+def render_few_shot_worked_example(material: str, ask: str) -> str:
+    """Render a few-shot prompt with one clearly marked worked example before the real item."""
+    ex_source, ex_ask, ex_reply = _EXAMPLES[_ask_kind(ask)]
     return (
-        "=== TICKET EXPORT ===\n"
-        "Key: CS-20931\n"
-        "Status: Waiting for support\n"
-        "Priority: P3\n"
-        "Queue: Tier-1 / Knowledge\n"
-        "Reporter: jsantos (customer)\n"
-        "Assignee: auto-responder\n"
-        "Created: 2024-05-02 08:14 UTC\n"
-        "Labels: kb-article, needs-answer\n"
-        "\n"
-        "--- Description ---\n"
-        "Customer pasted the following text when opening the ticket:\n"
-        "\n"
-        f"{_indent(material.strip(), '    ')}\n"
-        "\n"
-        "--- Activity (oldest first) ---\n"
-        "[2024-05-02 08:15 UTC] system: Ticket routed to Tier-1 / Knowledge.\n"
-        "[2024-05-02 08:31 UTC] jsantos: Following up with what I actually need.\n"
-        f"[2024-05-02 08:32 UTC] jsantos: {_flat(ask)}\n"
-        "\n"
-        "--- Draft response (auto-responder) ---\n"
+        "Task: write the reply that follows from the SOURCE and the INPUT. Use only the "
+        "SOURCE.\n\n"
+        "=== WORKED EXAMPLE (illustration only; not part of the real item) ===\n"
+        f"SOURCE: {ex_source}\n"
+        f"INPUT: {ex_ask}\n"
+        f"REPLY: {ex_reply}\n"
+        "=== END OF WORKED EXAMPLE ===\n\n"
+        "=== REAL ITEM ===\n"
+        f"SOURCE: {material}\n"
+        f"INPUT: {ask}\n"
+        "REPLY:"
     )
 
 
-def render_html_widget(material: str, ask: str) -> str:
-    """Render an HTML widget page with the ask in a query card above the material."""
-    paragraphs = "\n".join(f"      <p>{_flat(s)}</p>" for s in _sentences(material))
+def render_slack_thread_export(material: str, ask: str) -> str:
+    """Render a Slack thread export where the source is pasted, then the bot is asked."""
     return (
-        "<!DOCTYPE html>\n"
-        '<html lang="en">\n'
-        '<head><meta charset="utf-8"><title>Ask the page</title></head>\n'
-        "<body>\n"
-        '  <header class="widget-bar"><span class="brand">PageHelper</span></header>\n'
-        '  <div class="query-card" data-source="visitor">\n'
-        '    <label for="q">Visitor typed:</label>\n'
-        f'    <div id="q" class="query-text">{_flat(ask)}</div>\n'
-        "  </div>\n"
-        "  <main>\n"
-        '    <article id="page-content" data-captured="2024-06-11">\n'
-        f"{paragraphs}\n"
-        "    </article>\n"
-        "  </main>\n"
-        "  <footer><small>Answer using the page content only.</small></footer>\n"
-        "</body>\n"
-        "</html>\n"
+        "Slack export | workspace: northwind-media | channel: #desk-factcheck\n"
+        "Thread started 2024-03-14\n"
+        "----------------------------------------------------------------\n"
+        "[10:02 AM] Priya Raman: morning all, pasting the piece we're checking below :thread:\n"
+        f"[10:03 AM] Priya Raman: {material}\n"
+        "[10:05 AM] Dan Okafor: thanks, can the bot take this one? I'm in standup\n"
+        f"[10:06 AM] Priya Raman: @deskbot {ask}\n"
+        "[10:06 AM] Dan Okafor: :eyes:\n"
+        "----------------------------------------------------------------\n"
+        "You are @deskbot. Post your reply to Priya's last message in this thread. Stick to "
+        "what the pasted piece says."
     )
 
 
-def render_rules_then_inline(material: str, ask: str) -> str:
-    """Render a rule block, then the material introduced mid-sentence, then the ask."""
-    return (
-        "This is an assessment item for the grounded-writing track. The reply is read by a "
-        "grader who has the same source in front of them. The reply must be short. The reply "
-        "is written in English. Lists are not allowed. Quotes from the source are allowed but "
-        "must not run longer than one sentence. Opinions of the writer are not part of a good "
-        "reply. A reply that brings in outside knowledge is marked down even when it is true. "
-        "When the source does not settle something, the reply says that plainly.\n"
-        "\n"
-        "For this item the grader handed over a source that reads, in full, "
-        f"{_flat(material)} \u2014 "
-        "and nothing else is to be treated as known. The candidate now receives the following "
-        f"and responds to it: {ask.strip()}\n"
-    )
-
-
-def render_reranker_topk(material: str, ask: str) -> str:
-    """Render a retrieval log: the query, then reranked top-k chunks of material with scores."""
-    chunks = _sentences(material)
-    lines = []
-    for rank, chunk in enumerate(chunks, start=1):
-        score = max(0.05, 0.97 - 0.06 * (rank - 1))
-        lines.append(
-            f"#{rank:<2} score={score:.3f} doc=src-7f3a chunk={rank - 1:03d} | {_flat(chunk)}"
-        )
-    hits = "\n".join(lines)
-    return (
-        "[retriever] index=kb-prod-2024w19 embed=e5-base k=50\n"
-        "[reranker] model=cross-enc-v3 kept=top-k\n"
-        f"[query] {_flat(ask)}\n"
-        "[hits]\n"
-        f"{hits}\n"
-        "[generator] respond to [query] using [hits]; cite chunk ids when helpful.\n"
-    )
-
-
-#: (name, where such a layout is seen, render).
 BLIND: tuple[tuple[str, str, Callable[[str, str], str]], ...] = (
     (
-        "chat_roles_flattened",
-        "Chat-completion request logged as text with custom role markers, material in system.",
-        render_chat_roles_flattened,
+        "dspy_chat_adapter",
+        "DSPy program using ChatAdapter, with [[ ## field ## ]] markers for a signature.",
+        render_dspy_chat_adapter,
     ),
     (
-        "markdown_brief",
-        "Markdown task brief in a team wiki or issue, ask as a blockquote above bullet sources.",
-        render_markdown_brief,
+        "haystack_prompt_builder",
+        "Haystack RAG pipeline whose Jinja PromptBuilder puts the query before scored docs.",
+        render_haystack_prompt_builder,
     ),
     (
-        "yaml_front_matter",
-        "Static-site or dataset card file: ask in YAML front matter, material as the body.",
-        render_yaml_front_matter,
+        "openai_developer_user_flat",
+        "OpenAI Responses API developer + user messages logged as one flattened string.",
+        render_openai_developer_user_flat,
     ),
     (
-        "email_thread",
-        "Top-posted email reply asking a colleague, with the material in a nested quote.",
-        render_email_thread,
+        "crewai_agent_task",
+        "CrewAI agent prompt: role/goal/backstory, task with expected output, then context.",
+        render_crewai_agent_task,
     ),
     (
-        "ticket_export",
-        "Helpdesk/Jira-style ticket export with pasted article and the ask in the activity log.",
-        render_ticket_export,
+        "notebook_cell",
+        "Jupyter notebook cell where the context and request live in Python string variables.",
+        render_notebook_cell,
     ),
     (
-        "html_widget",
-        "HTML captured by an on-page help widget: query card above the article paragraphs.",
-        render_html_widget,
+        "retrieval_markdown_table",
+        "RAG chat app that renders vector-search hits as a Markdown table before the user turn.",
+        render_retrieval_markdown_table,
     ),
     (
-        "rules_then_inline",
-        "Exam/eval item: rules stated as facts, source introduced mid-sentence, ask last.",
-        render_rules_then_inline,
+        "few_shot_worked_example",
+        "Evaluation harness few-shot prompt with one marked worked example, then the real item.",
+        render_few_shot_worked_example,
     ),
     (
-        "reranker_topk",
-        "RAG pipeline debug log: query line, then reranked top-k chunks with scores.",
-        render_reranker_topk,
+        "slack_thread_export",
+        "Slack bot integration sending the exported thread (pasted source, then @mention).",
+        render_slack_thread_export,
     ),
 )
+
+
+def _is_word_subsequence(needle: str, haystack: str) -> bool:
+    """Return True if the whitespace-separated words of needle appear in haystack in order."""
+    words = iter(haystack.split())
+    return all(any(word == cand for cand in words) for word in needle.split())

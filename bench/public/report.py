@@ -276,11 +276,16 @@ def agreement_with(
     """Per half, the share of cases ``other`` decides as ``reference`` does.
 
     ``on="decision"`` compares the decision and the escalation (what a runtime sees);
-    ``on="policy"`` compares the grounding policy the Wall applied.
+    ``on="routing"`` what Stage 1 and the router decided, Stage 2's verdict aside (sent
+    back, escalated, or accepted); ``on="policy"`` the grounding policy the Wall applied.
     """
 
     def key(o: Outcome) -> tuple[str, bool] | str | None:
-        return (o.decision, o.escalated) if on == "decision" else o.policy
+        if on == "decision":
+            return (o.decision, o.escalated)
+        if on == "routing":
+            return "escalated" if o.escalated else o.decision
+        return o.policy
 
     expected = {(o.id, o.label): key(o) for o in reference}
     paired = [(o, expected[(o.id, o.label)]) for o in other if (o.id, o.label) in expected]

@@ -156,3 +156,42 @@ def test_a_sentence_that_speaks_to_the_reader_is_told_from_one_that_states(
     sentence: str, directive: bool
 ) -> None:
     assert is_directive(sentence) is directive
+
+
+def test_a_tag_nested_in_one_of_its_own_name_closes_where_it_should() -> None:
+    task = (
+        '<div class="card">\n  <div class="q">Who designed the tower?</div>\n</div>\n'
+        f"<article>\n{EIFFEL}\n</article>"
+    )
+    parts = split_task(task)
+    assert parts.material == (EIFFEL,)
+    assert parts.ask == "Who designed the tower?"
+
+
+def test_lines_of_markup_and_bracketed_labels_are_layout() -> None:
+    """Role markers on lines of their own, and ``[query]`` log labels, set parts apart."""
+    turns = f"<<turn role=system>>\nYou are a helpful assistant.\n\n{EIFFEL}\n<<end>>\n"
+    parts = split_task(f"{turns}<<turn role=user>>\nSummarize the document.\n<<end>>")
+    assert parts.material == (EIFFEL,)
+    assert parts.ask is not None and "Summarize the document." in parts.ask
+    logged = f"[retriever] k=5\n[query] {QUESTION}\n[hits]\n#1 score=0.91 | {EIFFEL}"
+    assert read_brief(logged).use is not None
+    assert QUESTION in (split_task(logged).ask or "")
+
+
+def test_a_line_of_its_own_is_a_unit_where_the_text_is_laid_out() -> None:
+    """A bold heading over an instruction; a wrapped sentence goes on in lower case."""
+    parts = split_task(f"> **Request from the desk**\n> Summarize the document.\n\n{EIFFEL}")
+    assert parts.material == (EIFFEL,) and "Summarize" in (parts.ask or "")
+    wrapped = "The Eiffel Tower was completed in 1889 for the\nWorld's Fair and is 330 metres tall."
+    assert split_task(f"{QUESTION}\n\n{wrapped}").material == (wrapped,)
+
+
+def test_a_question_without_its_mark_and_an_instruction_after_a_colon_are_the_ask() -> None:
+    assert is_directive("Who was once considered the best kick boxer in the world")
+    assert is_directive("How many films did she direct")
+    assert not is_directive("When the war ended, he moved to Lyon.")
+    assert is_directive(
+        "The candidate now receives the following and responds to it: Summarize it."
+    )
+    assert not is_directive("The ratio was fixed: Lyon got two seats.")

@@ -2,7 +2,8 @@
 
 Every process is a local ``redis-server`` on a free port, in a temporary folder (Sentinels
 run as ``redis-server sentinel.conf --sentinel``, which rewrites the file it was given),
-in a session of its own; ``SentinelGroup.close`` stops them all and removes the folder.
+in a session of its own, and dies with the test run (``workers/local/tether.py``);
+``SentinelGroup.close`` stops them all and removes the folder.
 """
 
 from __future__ import annotations
@@ -10,7 +11,6 @@ from __future__ import annotations
 import shutil
 import signal
 import subprocess
-import tempfile
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -22,6 +22,8 @@ import redis
 
 from tests.infrastructure import require_redis_server, wait_until
 from workers.local.redis_server import free_port
+from workers.local.scratch import scratch_folder
+from workers.local.tether import tethered
 
 MASTER = "windags-ha"
 #: How long the Sentinels wait for a silent primary before they call it down (ms), and
@@ -101,7 +103,7 @@ def _start(args: list[str], directory: Path, log: str) -> subprocess.Popen[bytes
     binary = shutil.which("redis-server")
     assert binary is not None
     with (directory / log).open("ab") as out:
-        return subprocess.Popen(
+        return tethered(
             [binary, *args], stdout=out, stderr=subprocess.STDOUT, start_new_session=True
         )
 
@@ -158,7 +160,7 @@ def _ready(group: SentinelGroup) -> bool:
 def sentinel_group(timeout_s: float = 60.0) -> Iterator[SentinelGroup]:
     """A primary with one replica, watched by three Sentinels (quorum 2), all ready."""
     require_redis_server()
-    group = SentinelGroup(Path(tempfile.mkdtemp(prefix="windags-sentinel-")))
+    group = SentinelGroup(scratch_folder("sentinel"))
     try:
         primary = _data_node(group.directory, "primary")
         group.data.append(primary)

@@ -18,7 +18,7 @@ import redis
 
 from bench import common
 from schemas.result import ReviewError, ReviewResult
-from tests.infrastructure import require_redis_server
+from tests.infrastructure import require_redis_server, wait_until
 from workers.client import ReviewClient
 from workers.fleet.queues import Queue
 from workers.local.launcher import LocalFleet
@@ -215,6 +215,37 @@ def count_stream(db: redis.Redis, settings: Settings, dag_id: str) -> StreamCoun
         else:
             errors[key] = payload
     return StreamCount(per_key, results, errors)
+
+
+def in_flight(db: redis.Redis, settings: Settings) -> dict[str, int]:
+    """Messages still queued, delivered and unacked, or counted in flight (reserved)."""
+    keys = settings.keys
+    return {
+        "queued": sum(int(db.llen(keys.queue(q.value))) for q in Queue),
+        "unacked": int(db.hlen(keys.unacked)),
+        "reserved": sum(int(db.zcard(keys.reserved(q.value))) for q in Queue),
+    }
+
+
+def wait_quiet(db: redis.Redis, settings: Settings, timeout_s: float = 60.0) -> bool:
+    """Wait until nothing is in flight: no entry can land after that.
+
+    What a fault test counts after its reviews are in: a redelivery, a retry waiting for
+    its countdown, a killed worker's messages waiting for their restore are all queued or
+    unacked until they have run, and a task is acked only with (or after) what it
+    publishes. Waiting for that, rather than sleeping a few seconds, sees every late
+    duplicate, however late; and returns as soon as there can be none.
+    """
+    return wait_until(lambda: not any(in_flight(db, settings).values()), timeout_s, 0.2)
+
+
+def unfiled(sent: Counter[Any], filed: Counter[Any]) -> list[Any]:
+    """What was sent more often than it was filed, by identity (a digest, a review key).
+
+    Counts alone settle too early: one message filed twice, or one stray, makes up for
+    one still on its way.
+    """
+    return sorted(item for item, n in sent.items() if filed[item] < n)
 
 
 # --- figures --------------------------------------------------------------------------

@@ -338,8 +338,12 @@ def test_garbage_through_the_queue_becomes_error_entries_and_no_worker_dies(
         {c[0] if isinstance(c[0], str) else json.dumps(c[0]) for c in cases if c[1] is None}
     )
 
+    expected_nodes = {json.loads(c[0])["node_id"] for c in routable} | {good_node}
+
     def done() -> bool:
-        return builtin.db.xlen(builtin.settings.keys.results(dag)) >= len(routable) + 1 and (
+        """Every routable body's entry and the good review's, by node (not by counting)."""
+        counted = count_stream(builtin.db, builtin.settings, dag)
+        return expected_nodes <= {key.split(":")[1] for key in counted.per_key} and (
             builtin.db.xlen(unroutable_key) - unroutable_before >= expected_unroutable
         )
 

@@ -20,6 +20,7 @@ from tests.faults.support import (
     record,
     running_fault_server,
     running_fleet,
+    wait_quiet,
 )
 from tests.infrastructure import wait_until
 from workers.client import ReviewClient
@@ -116,7 +117,7 @@ def test_a_redis_restart_loses_no_submission_and_workers_resume(
         # What the probes ask: every worker answers Celery's ping again (a gevent worker's
         # remote control stops while its consumer reconnects and must come back with it).
         answering = {q.value: any(_pinged(run.fleet, q) for _ in range(3)) for q in Queue}
-        wait_until(lambda: False, timeout_s=3)
+        wait_quiet(db, settings)  # a stray redelivery would land before this
         counted = count_stream(db, settings, dag)
         alive = all(p.poll() is None for p in run.fleet.workers.values())
     lost = counted.lost(keys + after_keys)

@@ -32,7 +32,7 @@ import pytest
 import redis
 
 from schemas.result import ReviewError, ReviewResult
-from tests.faults.support import record
+from tests.faults.support import record, unfiled, wait_quiet
 from tests.infrastructure import FAST_RECOVERY_LIMITS, require_redis_server, wait_until
 from workers.client import ReviewClient
 from workers.errors import BrokerUnavailableError
@@ -132,6 +132,10 @@ def _chaos(tag: str) -> Iterator[Chaos]:
         server.close()
 
 
+def _all_alive(run: Chaos) -> bool:
+    return all(p.poll() is None for p in run.fleet.workers.values())
+
+
 def _retrying(run: Chaos, action: Callable[[], object], *, blind: bool = False) -> int:
     """Run ``action`` until it succeeds; the failed tries.
 
@@ -222,19 +226,25 @@ def test_chaos_raw_bytes_on_every_queue_kill_9_and_a_redis_restart(tmp_path: Pat
         sent_bad = Counter((queue.value, _digest(m.data)) for queue, m in bad)
         quarantine = QuarantineStream(run.settings.keys.quarantine, run.settings.stream_retention_s)
 
-        def settled() -> bool:
-            reviews, errors = run.results(dag)
-            filed = len(quarantine.read(db))
-            unroutable = db.xlen(run.settings.keys.unroutable)
-            return (
-                expected <= set(reviews)
-                and filed >= len(bad)
-                and len(errors) >= 1
-                and unroutable >= 1
-            )
+        early = Counter[str]()  # polls where counting said settled and identity did not
 
-        finished = wait_until(settled, timeout_s=90, every_s=1.0)
-        wait_until(lambda: False, timeout_s=3)  # late duplicates, if any, would land now
+        def settled() -> bool:
+            """Every good review on its stream, every raw message filed, by identity."""
+            reviews, errors = run.results(dag)
+            entries = quarantine.read(db)
+            rest = (
+                expected <= set(reviews)
+                and "invalid-field" in {e.node_id for e in errors.values()}
+                and db.xlen(run.settings.keys.unroutable) >= 1
+            )
+            missing = unfiled(sent_bad, Counter((e.queue, e.sha1) for e in entries))
+            early["polls"] += int(rest and len(entries) >= len(bad) and bool(missing))
+            return rest and not missing
+
+        finished = wait_until(settled, timeout_s=90, every_s=0.5)
+        quiet = wait_quiet(db, run.settings)  # a late duplicate would land before this
+        # The supervisor starts each killed worker again, after its backoff.
+        wait_until(lambda: len(run.restarts) >= len(run.kills) and _all_alive(run), 60)
         took_s = time.monotonic() - started
         reviews, errors = run.results(dag)
         entries = quarantine.read(db)
@@ -250,7 +260,7 @@ def test_chaos_raw_bytes_on_every_queue_kill_9_and_a_redis_restart(tmp_path: Pat
         row["twice"] += int(filed[queue.value, _digest(message.data)] > 1)
     lost = sorted(k for k in expected if reviews[k] == 0)
     duplicated = {k: n for k, n in reviews.items() if n > 1}
-    silent = sorted(f"{q}:{d[:8]}" for (q, d), n in sent_bad.items() if filed[q, d] < n)
+    silent = [f"{q}:{d[:8]}" for q, d in unfiled(sent_bad, filed)]
     stray = [e.reason for e in entries if (e.queue, e.sha1) not in sent_bad]
     error_nodes = Counter(e.node_id for e in errors.values())
     figures = {
@@ -277,6 +287,8 @@ def test_chaos_raw_bytes_on_every_queue_kill_9_and_a_redis_restart(tmp_path: Pat
         "produce_s": round(produced_s, 1),
         "total_s": round(took_s, 1),
         "per_kind": per_kind,
+        "settled_early_by_count_polls": early["polls"],
+        "quiet_at_end": quiet,
     }
     record("chaos", figures, path=FIGURES)
     assert finished, f"lost {lost[:5]}; silent {silent[:5]}"
@@ -313,8 +325,8 @@ def test_a_local_fleet_survives_three_redis_restarts_under_load() -> None:
             run.restart_redis(down_s=1.0)
         producer.join(timeout=120)
         keys = {f"{dag}:{body['node_id']}:1" for body in bodies}
-        finished = wait_until(lambda: keys <= set(run.results(dag)[0]), timeout_s=90, every_s=1.0)
-        wait_until(lambda: False, timeout_s=3)
+        finished = wait_until(lambda: keys <= set(run.results(dag)[0]), timeout_s=90, every_s=0.5)
+        quiet = wait_quiet(run.db(), run.settings)  # a late duplicate would land before this
         reviews, errors = run.results(dag)
         alive = {q.value: p.poll() is None for q, p in run.fleet.workers.items()}
         took_s = time.monotonic() - started
@@ -334,6 +346,7 @@ def test_a_local_fleet_survives_three_redis_restarts_under_load() -> None:
             "workers_alive_at_end": sum(alive.values()),
             "submit_retries": retries["submit"],
             "total_s": round(took_s, 1),
+            "quiet_at_end": quiet,
         },
         path=FIGURES,
     )

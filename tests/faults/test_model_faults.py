@@ -10,7 +10,15 @@ import pytest
 
 from schemas.quality import ScoreStatus
 from schemas.result import CeilingStatus
-from tests.faults.support import FaultServer, FleetUnderTest, count_stream, fresh_dag, mixed, record
+from tests.faults.support import (
+    FaultServer,
+    FleetUnderTest,
+    count_stream,
+    fresh_dag,
+    mixed,
+    record,
+    wait_quiet,
+)
 from tests.infrastructure import wait_until
 from workers.testing.messages_api.server import Reply
 
@@ -59,7 +67,7 @@ def test_model_api_faults_end_every_review_within_the_retry_budget(
         lambda: not count_stream(model.db, model.settings, dag).lost(keys), timeout_s=100
     )
     took_s = time.monotonic() - started
-    wait_until(lambda: False, timeout_s=2)
+    wait_quiet(model.db, model.settings)  # a second entry would land before this
     counted = count_stream(model.db, model.settings, dag)
     calls = model_server.calls_per_marker(nodes)
     statuses = Counter(e.status for e in model_server.requests)

@@ -20,6 +20,7 @@ import shutil
 import tempfile
 import time
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any, cast
 
 import pytest
@@ -29,15 +30,18 @@ from tests.faults.support import (
     FleetUnderTest,
     count_stream,
     fresh_dag,
+    in_flight,
     mixed,
     private_redis,
     record,
     running_fault_server,
     running_fleet,
+    wait_quiet,
 )
 from tests.infrastructure import wait_until
 from workers.fleet.queues import Queue
 from workers.fleet.replay import REPLAY_HEADER
+from workers.local.scratch import disown
 
 pytestmark = [pytest.mark.integration, pytest.mark.slow]
 
@@ -98,8 +102,7 @@ def test_held_messages_come_back_when_redis_does_not_after_the_visibility_timeou
         # What is still held drains: retries waiting for their countdown (a Stage 2 claim
         # the interrupted try held), each finding its review published. A stray
         # redelivery would land meanwhile.
-        wait_until(lambda: False, timeout_s=3)
-        wait_until(lambda: not any(_left(run).values()), timeout_s=DRAIN_S, every_s=0.5)
+        wait_quiet(db, settings, timeout_s=DRAIN_S)
         counted = count_stream(db, settings, dag)
         left = _left(run)
         clean = finished and not counted.errors and not counted.duplicated()
@@ -131,11 +134,7 @@ def test_held_messages_come_back_when_redis_does_not_after_the_visibility_timeou
 def _left(run: FleetUnderTest) -> dict[str, Any]:
     """What is still queued, unacked or counted in flight at the end."""
     keys, db = run.settings.keys, run.db
-    left: dict[str, Any] = {
-        "unacked_left": int(db.hlen(keys.unacked)),
-        "queued_left": sum(int(db.llen(keys.queue(q.value))) for q in Queue),
-        "reserved_left": sum(int(db.zcard(keys.reserved(q.value))) for q in Queue),
-    }
+    left: dict[str, Any] = {f"{k}_left": n for k, n in in_flight(db, run.settings).items()}
     if left["unacked_left"]:
         records = cast(dict[bytes, bytes], db.hgetall(keys.unacked))
         left["unacked_records"] = [_brief(tag, raw) for tag, raw in list(records.items())[:5]]
@@ -154,4 +153,5 @@ def _keep_logs(run: FleetUnderTest) -> str:
     """A copy of the workers' logs (the fleet removes its own when every worker exits 0)."""
     kept = tempfile.mkdtemp(prefix="windags-redis-restarts-")
     shutil.copytree(run.fleet.log_dir, kept, dirs_exist_ok=True)
+    disown(Path(kept))  # the copy is the reader's: no later sweep removes it
     return kept

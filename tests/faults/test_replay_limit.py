@@ -4,8 +4,9 @@ A try that an outage cut off is handed back as a replay and counts no try
 (``workers/fleet/outage.py``): so a try that kills its own connection, every time, was
 replayed forever and never reached the dead letters. Here the server drops the client
 for real: the review's Stage 2 cache entry is larger than the Redis output buffer a
-normal client may hold, so each try's first read (``judge_claim.cached_ceiling``) makes
-Redis close that connection, redis-py's retries included, deterministically. After
+normal client may hold, so each try's read of it (``judge_claim.CeilingClaim.ceiling``,
+after the count found it kept) makes Redis close that connection, redis-py's retries
+included, deterministically. After
 ``max_task_replays`` hand-backs each one counts a try (``workers/fleet/replay.py``), and
 ``max_task_tries`` later the review is a poison entry on its stream and on the dead
 letters, while the reviews beside it, Stage 2 ones included, complete once each.
@@ -21,14 +22,15 @@ import pytest
 from schemas.request import ReviewRequest
 from schemas.result import ErrorCode
 from tests.faults.support import (
-    FleetUnderTest,
     count_stream,
     fresh_dag,
+    in_flight,
     marked,
     mixed,
     private_redis,
     record,
     running_fleet,
+    wait_quiet,
 )
 from tests.infrastructure import wait_until
 from workers.fleet.queues import Queue
@@ -76,14 +78,14 @@ def test_a_try_that_kills_its_own_connection_every_time_is_dead_lettered(pool: s
         keys = [poison_key, *healthy_keys]
         finished = wait_until(lambda: not count_stream(db, settings, dag).lost(keys), WAIT_S, 0.5)
         # The dead-lettered message was acked: nothing is left queued, held or unacked.
-        drained = wait_until(lambda: not any(_left(run).values()), DRAIN_S, 0.5)
+        drained = wait_quiet(db, settings, DRAIN_S)
         counted = count_stream(db, settings, dag)
         dead_entries = cast(
             list[tuple[bytes, dict[bytes, bytes]]], db.xrange(settings.keys.dead_letter)
         )
         dead = [entry_fields(fields) for _, fields in dead_entries]
         stage2_tries = int(db.get(settings.keys.tries(Queue.STAGE2.value, poison_key)) or 0)
-        left = _left(run)
+        left = in_flight(db, settings)
     error = counted.errors.get(poison_key)
     record(
         f"replay_limit_{pool}",
@@ -109,13 +111,3 @@ def test_a_try_that_kills_its_own_connection_every_time_is_dead_lettered(pool: s
     assert all(k in counted.results for k in healthy_keys), counted.errors
     assert counted.errors.keys() == {poison_key}
     assert counted.duplicated() == {}
-
-
-def _left(run: FleetUnderTest) -> dict[str, int]:
-    """What is still queued, unacked or counted in flight."""
-    keys, db = run.settings.keys, run.db
-    return {
-        "unacked": int(db.hlen(keys.unacked)),
-        "queued": sum(int(db.llen(keys.queue(q.value))) for q in Queue),
-        "reserved": sum(int(db.zcard(keys.reserved(q.value))) for q in Queue),
-    }

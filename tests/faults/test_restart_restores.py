@@ -26,10 +26,12 @@ from tests.faults.support import (
     FleetUnderTest,
     count_stream,
     fresh_dag,
+    in_flight,
     mixed,
     private_redis,
     record,
     running_fleet,
+    wait_quiet,
 )
 from tests.infrastructure import wait_until
 from workers.fleet.queues import Queue
@@ -116,8 +118,7 @@ def test_a_sigkilled_workers_deliveries_come_back_long_before_the_visibility_tim
         )
         done_s = time.monotonic() - last_kill
         # A stray redelivery would land meanwhile; what workers hold drains.
-        wait_until(lambda: False, timeout_s=3)
-        wait_until(lambda: not any(_left(run).values()), timeout_s=DRAIN_S, every_s=0.5)
+        wait_quiet(db, run.settings, timeout_s=DRAIN_S)
         counted = count_stream(db, run.settings, dag)
         left = _left(run)
     lost = counted.lost(keys_submitted)
@@ -148,9 +149,4 @@ def test_a_sigkilled_workers_deliveries_come_back_long_before_the_visibility_tim
 
 def _left(run: FleetUnderTest) -> dict[str, int]:
     """What is still queued, unacked or counted in flight."""
-    keys, db = run.settings.keys, run.db
-    return {
-        "unacked_left": int(db.hlen(keys.unacked)),
-        "queued_left": sum(int(db.llen(keys.queue(q.value))) for q in Queue),
-        "reserved_left": sum(int(db.zcard(keys.reserved(q.value))) for q in Queue),
-    }
+    return {f"{k}_left": n for k, n in in_flight(run.db, run.settings).items()}

@@ -18,6 +18,7 @@ from tests.faults.support import (
     private_redis,
     record,
     running_fleet,
+    wait_quiet,
 )
 from tests.infrastructure import wait_until
 from workers.fleet.app import create_app
@@ -67,11 +68,16 @@ def test_two_fleets_on_one_database_take_only_their_own_reviews() -> None:
             # A broadcast (remote control's ping) reaches only the sender's own workers.
             answered = [_pinged_by(run) for run in fleets]
 
+            wanted = {key for keys in submitted.values() for key in keys}
+
             def all_in() -> bool:  # on either stream: a cross-delivery is counted, not awaited
-                return sum(count_stream(r.db, r.settings, dag).total for r in fleets) >= 2 * REVIEWS
+                return wanted <= {
+                    k for r in fleets for k in count_stream(r.db, r.settings, dag).per_key
+                }
 
             done = wait_until(all_in, timeout_s=180, every_s=1.0)
-            wait_until(lambda: False, timeout_s=2)  # stray redeliveries would land now
+            for run in fleets:  # stray redeliveries would land before this
+                wait_quiet(run.db, run.settings)
             counts = [count_stream(run.db, run.settings, dag) for run in fleets]
             keys = sorted(k.decode() for k in a.db.scan_iter(count=1000))
     entries = [c.total for c in counts]

@@ -26,6 +26,7 @@ from tests.faults.support import (
     mixed,
     record,
     running_fleet,
+    wait_quiet,
 )
 from tests.infrastructure import wait_until
 from tests.redis_cluster import LocalCluster, local_cluster
@@ -134,7 +135,7 @@ def test_sigkilled_workers_lose_and_duplicate_nothing_with_state_on_a_cluster(
                 timeout_s=150,
                 every_s=1.0,
             )
-            wait_until(lambda: False, timeout_s=3)  # redeliveries of finished work
+            wait_quiet(run_.db, settings)  # redeliveries of finished work land before this
             counted = count_stream(state, settings, dag)
         finally:
             state.close()

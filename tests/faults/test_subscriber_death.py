@@ -18,6 +18,7 @@ from schemas.result import ErrorCode, ReviewError
 from tests.faults.support import record
 from tests.infrastructure import wait_until
 from workers.keys import Keys
+from workers.local.tether import tethered
 from workers.results.stream import ResultStream
 from workers.results.subscriber import Subscription
 
@@ -94,7 +95,7 @@ def test_a_killed_consumers_pending_entries_are_claimed_and_handled_once(
     keys = _publish(stream, dag, ENTRIES)
     stream_key, handled = Keys(prefix).results(dag), f"{prefix}:handled"
 
-    doomed = subprocess.Popen(
+    doomed = tethered(  # dies with the test run, if the run is killed before it is
         [
             sys.executable,
             "-c",

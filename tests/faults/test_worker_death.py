@@ -18,6 +18,7 @@ from tests.faults.support import (
     mixed,
     record,
     running_fleet,
+    wait_quiet,
 )
 from tests.infrastructure import wait_until
 from workers.fleet.queues import Queue
@@ -83,7 +84,7 @@ def test_sigkilled_workers_lose_and_duplicate_nothing(
         finished = wait_until(all_in, timeout_s=150, every_s=1.0)
         done_s = time.monotonic() - started
         # Redeliveries of work that already finished may still be in flight.
-        wait_until(lambda: False, timeout_s=3)
+        wait_quiet(db, settings)
         counted = count_stream(db, settings, dag)
         reruns = {
             f"{stage.value}_reruns": sum(

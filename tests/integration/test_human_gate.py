@@ -166,7 +166,11 @@ def test_a_claimed_item_shows_claimed_and_an_expired_claim_returns_to_the_queue(
 def test_the_same_verdict_twice_yields_one_human_verdict_and_one_decision(deps: Deps) -> None:
     key = escalated(deps, "v1")
     desk = deps.gate.desk
+    deps.redis.persist(deps.keys.results("v1"))  # the verdict alone must set the expiry
     first = desk.record(key, send_back(), reviewer="alice", channel=VerdictChannel.API)
+    # The stream goes a retention window after its newest entry (not never).
+    retention_ms = 1000 * deps.settings.stream_retention_s
+    assert retention_ms - 60_000 < deps.redis.pttl(deps.keys.results("v1")) <= retention_ms
     again = desk.record(key, send_back(), reviewer="alice", channel=VerdictChannel.API)
 
     assert first.status is RecordStatus.RECORDED

@@ -26,7 +26,7 @@ from tests.infrastructure import drop_prefix
 from tests.integration.support import sample
 from workers.fleet.deps import Deps, build_deps
 from workers.fleet.guard import Delivery
-from workers.fleet.handlers import handle_router, handle_stage1
+from workers.fleet.handlers import handle_router, handle_stage1, handle_stage2
 from workers.fleet.next_hop import Hop, RetryLater
 from workers.fleet.transport.redis_transport import Transport
 from workers.results.ledger import CostLedger
@@ -98,6 +98,46 @@ def test_a_redelivered_router_finds_its_entry_and_adds_nothing(deps: Deps) -> No
     again = json.dumps(sample("good_python.json", dag_id="c2", node_id="n1"))
     assert handle_stage1(again, deps, delivery=Delivery.AGAIN) is None  # sees it published
     assert len(read_all(deps.redis, deps.keys.results("c2"))) == 1
+
+
+def escalated(deps: Deps, dag: str) -> tuple[str, str, str]:
+    """An escalated review's Stage 2 hop, as the router sends it."""
+    body = json.dumps(sample("final_deliverable.json", dag_id=dag))
+    hop = handle_stage1(body, deps, delivery=Delivery.FIRST)
+    assert isinstance(hop, Hop)
+    routed = route(hop, deps, Delivery.FIRST)
+    assert isinstance(routed, Hop) and len(routed.args) == 3
+    identity, request, report = routed.args
+    return identity, request, report
+
+
+def test_an_escalated_node_costs_stage2_three_round_trips_and_each_guarantee_holds(
+    deps: Deps, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The count takes the claim; after the judge, one round trip keeps the report,
+    releases the claim and records the labels; the next publishes with record and mark."""
+    assert handle_stage2(*escalated(deps, "e0"), deps) is None  # scripts loaded, caches filled
+    hop = escalated(deps, "e1")
+    trips = RoundTrips(monkeypatch)
+
+    assert handle_stage2(*hop, deps) is None
+
+    assert trips.count == 3
+    [entry] = read_all(deps.redis, deps.keys.results("e1"))
+    assert isinstance(entry.payload, ReviewResult) and entry.payload.stage2 is not None
+    key, keys = "e1:release-notes:1", deps.keys
+    assert deps.redis.exists(keys.stage2_report(key)), "the Ceiling is kept"
+    assert not deps.redis.exists(keys.stage2_claim(key)), "its claim released"
+    assert deps.records.marks.is_done(key) and deps.records.attempts.get("e1", "release-notes", 1)
+    assert int(deps.redis.get(keys.tries("stage2", key)) or 0) == 1
+    labels = [o for o in deps.records.outcomes.export() if o.dag_id == "e1"]
+    assert [o.source.value for o in labels] == ["stage2"]
+
+    # A redelivery finds it published: nothing added, and the claim its count took let go.
+    assert handle_stage2(*hop, deps, delivery=Delivery.AGAIN) is None
+    assert len(read_all(deps.redis, keys.results("e1"))) == 1
+    assert not deps.redis.exists(keys.stage2_claim(key))
+    assert len([o for o in deps.records.outcomes.export() if o.dag_id == "e1"]) == 1
 
 
 class BrokenLedger(CostLedger):

@@ -24,10 +24,12 @@ from tests.verdicts import paid_verdict
 from workers.fleet.deps import Deps, build_deps
 from workers.fleet.guard import Delivery, Job, guarded
 from workers.fleet.handlers import handle_router, handle_stage1, handle_stage2
+from workers.fleet.judge_claim import stage2_claim
 from workers.fleet.next_hop import CLAIM_WAIT, Hop
 from workers.fleet.queues import Queue, TaskName
 from workers.fleet.replay import REPLAY_HEADER, ReplayOf
 from workers.fleet.tasks import delivery_of
+from workers.fleet.tries import TryCount
 from workers.results.stream import read_all
 from workers.settings import Settings
 from workers.testing.scripted_judge import ScriptedJudge
@@ -140,11 +142,11 @@ def test_a_replay_past_the_replay_limit_is_dead_lettered_saying_so(
     key = f"{dag}:release-notes:1"
     job = Job.of_hop(stage, identity, request, delivery=Delivery.REPLAY_COUNTED)
     if stage is Queue.STAGE2:  # as its handler builds it: every delivery counted
-        job = replace(job, claim=deps.keys.stage2_claim(key))
+        job = replace(job, claim=stage2_claim(deps, key))
     # Every try allowed was counted (a stage with no claim leaves its first uncounted).
     deps.redis.set(deps.keys.tries(stage.value, key), LIMIT if job.claim else LIMIT - 1)
 
-    def work(published: bool) -> None:
+    def work(count: TryCount) -> None:
         raise AssertionError("a try past the limit ran")
 
     assert guarded(job, deps, work) is None
@@ -170,7 +172,7 @@ def test_an_outage_met_inside_a_try_is_no_failed_try(
     counter = deps.keys.tries("stage2", f"{dag}:release-notes:1")
     deps.redis.set(counter, LIMIT - 1)  # this delivery is the last try allowed
 
-    def work(published: bool) -> None:
+    def work(count: TryCount) -> None:
         raise fault
 
     if dead_lettered:  # the try's own failure, at the limit

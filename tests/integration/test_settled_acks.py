@@ -249,6 +249,8 @@ def test_the_publish_script_acks_only_with_the_entry_it_adds(
         plant()
         first = stream.publish_result(result, booking=booking(1))
         assert first.added
+        # A retention window after its newest entry the stream goes (MINID trims no more).
+        assert 3_540_000 < redis_db.pttl(names.results("d")) <= 3_600_000
         assert _held(redis_db, keys) == (0, 0, 0)
 
         plant()  # a later delivery of the same review finds the entry there

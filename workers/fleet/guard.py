@@ -21,8 +21,9 @@ connection every time is, and its tries count.
 from __future__ import annotations
 
 import logging
+import time
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from enum import StrEnum
 
 from pydantic import ValidationError
@@ -33,7 +34,7 @@ from workers.fleet.next_hop import CLAIM_WAIT, Outcome, RetryLater
 from workers.fleet.outage import CONNECTION_FAULTS
 from workers.fleet.queues import Queue
 from workers.fleet.refusals import as_text, dead_letter
-from workers.fleet.tries import TryCount, digest
+from workers.fleet.tries import Claim, ClaimState, TryCount, digest
 
 log = logging.getLogger("windags.fleet")
 MAX_RETRY_DELAY_S = 30.0
@@ -73,8 +74,8 @@ class Job:
     """The review, when known without reading ``raw``."""
     check_published: bool = False
     """Ask, in the same round trip as the count, whether the review is on its stream."""
-    claim: str | None = None
-    """A Redis key a live worker holds while it does this job's work."""
+    claim: Claim | None = None
+    """What a live worker holds while it does this job's work: taken with the count."""
     delivery: Delivery = Delivery.UNKNOWN
     """Whether this is the message's first delivery (``Delivery``)."""
 
@@ -109,23 +110,26 @@ def read_identity(identity_json: object) -> ReviewIdentity | None:
         return None
 
 
-def guarded(job: Job, deps: Deps, work: Callable[[bool], Outcome]) -> Outcome:
-    """Count the try, run ``work(published)``, and bound what fails.
+def guarded(job: Job, deps: Deps, work: Callable[[TryCount], Outcome]) -> Outcome:
+    """Count the try, run ``work(count)``, and bound what fails.
 
-    A delivery past the limit while a live worker holds ``job.claim`` waits instead: its
-    poison entry would take the stream slot of that worker's result.
+    ``work`` releases the claim when ``count`` says it took it. A delivery past the limit
+    while a live worker holds ``job.claim`` waits instead: its poison entry would take the
+    stream slot of that worker's result.
     """
     count, bumped = _count(job, deps)
     limit = deps.settings.max_task_tries
-    if count.tries > limit and job.claim is not None and deps.redis.exists(job.claim):
+    if count.tries > limit and count.claim is ClaimState.HELD:
         _uncount_wait(job, bumped, deps)
         return CLAIM_WAIT
     if count.tries > limit:
+        if job.claim is not None and count.claim is ClaimState.TAKEN:
+            deps.tries.release(job.claim, expires_at=time.monotonic() + job.claim.ttl_s)
         why = f"{job.stage.value} did not finish in {limit} tries "
         _give_up(job, why + _unfinished(job, deps), count.tries - 1, deps)
         return None
     try:
-        outcome = work(count.published)
+        outcome = work(count)
     except CONNECTION_FAULTS:
         raise  # an outage interrupted this try: replayed, not counted (``fleet/outage.py``)
     except Exception as exc:  # the poison-task boundary: anything else would loop or vanish
@@ -166,16 +170,19 @@ def _count(job: Job, deps: Deps) -> tuple[TryCount, bool]:
     if job.counts_lazily and job.delivery in (Delivery.FIRST, Delivery.FIRST_REPLAY):
         return TryCount(1), False  # nothing written: the first delivery of its message
     stage, identity, published = job.stage.value, job.identity, job.check_published
+    claim = job.claim
     if job.delivery in _REPLAYS:
         # The try it replays counted itself if it had started; one handed back before it
         # started is counted one short (a broker outage is not the task's fault).
-        seen = deps.tries.peek(stage, identity, check_published=published)
+        seen = deps.tries.peek(stage, identity, check_published=published, claim=claim)
         if seen.tries > 0 or job.counts_lazily:
             tries = max(seen.tries, 1) + (1 if job.counts_lazily else 0)
-            return TryCount(tries, seen.published), False
-    count = deps.tries.bump(stage, identity, check_published=published)
+            return replace(seen, tries=tries), False
+        count = deps.tries.bump(stage, identity)  # the claim was asked with the peek
+        return replace(seen, tries=count.tries), True
+    count = deps.tries.bump(stage, identity, check_published=published, claim=claim)
     if job.counts_lazily:  # the uncounted first delivery came before this one
-        return TryCount(count.tries + 1, count.published), True
+        return replace(count, tries=count.tries + 1), True
     return count, True
 
 

@@ -35,7 +35,8 @@ from workers.records.outcomes import OutcomeStore, labelled, utc_now
 from workers.results.stream import EntryKind
 
 # KEYS: stream, decided, claim, item (one DAG's slot). ARGV: retention ms, decided ttl s,
-# review key, reviewer, verdict JSON, decision JSON, verdict kind, decision kind.
+# review key, reviewer, verdict JSON, decision JSON, verdict kind, decision kind. The
+# stream expires a retention window after its newest entry, as on publication.
 _RECORD_ONCE: Final = """
 local done = redis.call('GET', KEYS[2])
 if done then return {'decided', done} end
@@ -49,6 +50,7 @@ local v = redis.call('XADD', KEYS[1], 'MINID', '~', minid, '*',
   'kind', ARGV[7], 'review_key', ARGV[3], 'payload', ARGV[5])
 local d = redis.call('XADD', KEYS[1], 'MINID', '~', minid, '*',
   'kind', ARGV[8], 'review_key', ARGV[3], 'payload', ARGV[6])
+redis.call('PEXPIRE', KEYS[1], ARGV[1])
 redis.call('SET', KEYS[2], v .. ' ' .. ARGV[4], 'EX', tonumber(ARGV[2]))
 redis.call('DEL', KEYS[3])
 return {'recorded', v .. ' ' .. d}

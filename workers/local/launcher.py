@@ -13,7 +13,6 @@ import signal
 import socket
 import subprocess
 import sys
-import tempfile
 import threading
 import time
 import uuid
@@ -26,6 +25,7 @@ from workers.errors import FleetError
 from workers.fleet.lifeline import LAUNCHER_PID_ENV
 from workers.fleet.queues import Queue
 from workers.local.redis_server import PrivateRedis, redis_answers
+from workers.local.scratch import disown, scratch_folder
 from workers.local.shield import interrupts_deferred
 from workers.local.supervisor import BAD_SETTINGS_EXIT, Backoff, Restart, Supervisor
 from workers.local.worker_commands import (
@@ -58,7 +58,8 @@ class LocalFleet:
     workers: dict[Queue, subprocess.Popen[bytes]] = field(default_factory=dict)
     private: PrivateRedis | None = None
     tag: str = field(default_factory=lambda: uuid.uuid4().hex[:6])
-    log_dir: Path = field(default_factory=lambda: Path(tempfile.mkdtemp(prefix="windags-fleet-")))
+    #: The workers' logs; a killed run's is removed when the next one starts (``scratch.py``).
+    log_dir: Path = field(default_factory=lambda: scratch_folder("fleet"))
     #: Restart workers that exit on their own (with ``backoff``), telling ``on_restart``.
     supervise: bool = True
     backoff: Backoff = field(default_factory=Backoff)
@@ -246,6 +247,7 @@ class LocalFleet:
             self.private.close()
             self.private = None
         if failed:
+            disown(self.log_dir)
             print(f"a worker failed; its logs are kept in {self.log_dir}", file=sys.stderr)
         else:
             shutil.rmtree(self.log_dir, ignore_errors=True)

@@ -6,7 +6,6 @@ import shutil
 import signal
 import socket
 import subprocess
-import tempfile
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -15,6 +14,8 @@ from pathlib import Path
 import redis
 
 from workers.errors import FleetError
+from workers.local.scratch import scratch_folder
+from workers.local.tether import tethered
 from workers.redis_urls import is_sentinel, parse_sentinel_url
 
 
@@ -49,11 +50,15 @@ def free_port() -> int:
 
 @dataclass
 class PrivateRedis:
-    """A throwaway redis-server on a free port; ``close`` stops it and removes its folder."""
+    """A throwaway redis-server on a free port; ``close`` stops it and removes its folder.
+
+    It dies with the process that started it, SIGKILL included (``workers/local/tether.py``),
+    and its folder, left behind then, goes at the next start (``workers/local/scratch.py``).
+    """
 
     port: int = field(default_factory=free_port)
     appendonly: bool = False
-    directory: Path = field(default_factory=lambda: Path(tempfile.mkdtemp(prefix="windags-redis-")))
+    directory: Path = field(default_factory=lambda: scratch_folder("redis"))
     process: subprocess.Popen[bytes] | None = None
 
     @property
@@ -66,7 +71,7 @@ class PrivateRedis:
         binary = shutil.which("redis-server")
         if binary is None:
             raise FleetError("redis-server is not on PATH")
-        self.process = subprocess.Popen(
+        self.process = tethered(
             [
                 binary,
                 "--port",

@@ -4,16 +4,22 @@ One object per process (``Deps.records``) does both jobs of this room on the sam
 
 - before ``finalize``, ``with_history`` gives a request without ``history`` the node's
   earlier attempts, as the fleet recorded them;
-- at publication, ``publish`` computes the booking (the attempt record, and the mark when
-  nothing follows), hands it to the stream write it is given (``ResultStream.
-  publish_result``: entry, charge and booking in one script), then records the labels the
-  result carries, hands an attempt that waits for a person to the human gate, and sets
-  the mark last.
+- at publication, ``publish`` records the labels the result carries, in one round trip
+  with whatever the caller's batch already holds (Stage 2 keeps its report there); then
+  it hands the booking (the attempt record, and the mark unless a person must be asked)
+  to the stream write it is given (``ResultStream.publish_result``: entry, charge and
+  booking in one script); an attempt that waits for a person then goes to the human
+  gate, and the mark is set last.
 
-A redelivery that finds the entry published finishes the bookkeeping only when the mark
-is missing (the worker that published died before it): every step keeps what is there,
-so nothing is added twice and an escalation to a person is never lost. An accepted node
-(no labels, no person to ask) has nothing after the entry: one round trip.
+Labels go before the entry: each is added once per attempt whatever replays it, so a
+worker killed between them and the entry leaves a redelivery that adds none twice, and
+the entry's script can carry the mark (and the delivery's ack). A label is the judge's or
+a signal's word on the attempt's output, true whether or not its entry lands. A
+redelivery that finds the entry published finishes the bookkeeping only when the mark is
+missing (the worker that published died before it): every step keeps what is there, so
+nothing is added twice and an escalation to a person is never lost. A node with no
+person to ask has nothing after the entry: an accepted one, one round trip; an escalated
+one, two (labels, then the entry).
 """
 
 from __future__ import annotations
@@ -30,6 +36,7 @@ from workers.evaluate.verdict.human import needs_human
 from workers.records.attempts import AttemptStore, attempt_record, with_fleet_history
 from workers.records.marks import BookkeepingMarks
 from workers.records.outcomes import OutcomeStore, labelled, stage2_label
+from workers.results.batch import Batch
 from workers.results.booking import Booking
 from workers.results.stream import Published
 
@@ -64,14 +71,25 @@ class Bookkeeping:
         return with_fleet_history(request, self.attempts)
 
     def publish(
-        self, result: ReviewResult, request: ReviewRequest, write: StreamWrite, gate: PersonQueue
+        self,
+        result: ReviewResult,
+        request: ReviewRequest,
+        write: StreamWrite,
+        gate: PersonQueue,
+        *,
+        ahead: Batch | None = None,
     ) -> Published:
         """Publish ``result`` through ``write`` with its bookkeeping, each step once.
 
-        ``write`` adds the entry with the booking (one script); what follows it (labels,
-        the person's queue, the mark) runs when this call added the entry, or when a
+        ``ahead``: writes of the caller's that go in the labels' round trip, before the
+        entry. ``write`` adds the entry with the booking (one script); what follows it
+        (the person's queue, the mark) runs when this call added the entry, or when a
         redelivery finds the entry without its mark.
         """
+        batch = ahead if ahead is not None else self.outcomes.batch()
+        self._record_labels(batch, result, request)
+        if len(batch):
+            batch.send()
         booking = self._booking(result, request)
         published = write(booking)
         self._finish(result, request, added=published.added, booking=booking, gate=gate)
@@ -99,11 +117,11 @@ class Bookkeeping:
     def _booking(self, result: ReviewResult, request: ReviewRequest) -> Booking:
         """What the publish script writes with ``result``'s entry.
 
-        Always the attempt record; the mark too when that is the whole bookkeeping (no
-        labels, no person to ask), so an accepted node's bookkeeping costs no round trip.
+        Always the attempt record; the mark too unless a person must be asked (the labels
+        went before), so the bookkeeping costs no round trip after the entry.
         """
         write = self.attempts.pending(result, request)
-        if self._labels(result, request) or needs_human(result):
+        if needs_human(result):
             return Booking(write)
         return Booking(write, self.marks.key(request.review_key), self.marks.ttl_s)
 
@@ -116,21 +134,18 @@ class Bookkeeping:
         booking: Booking,
         gate: PersonQueue,
     ) -> None:
-        """The bookkeeping after the entry: labels, the person's queue, then the mark.
+        """The bookkeeping after the entry: the person's queue, then the mark.
 
         ``added``: the entry, and ``booking`` with it, went in just now. A redelivery that
         finds the entry there (``added`` false) does the rest only if the worker that
-        published it died before finishing it.
+        published it died before finishing it (the labels went before the entry).
         """
         if added and booking.mark is not None:
             return  # the script did it all
         if not added and self.marks.is_done(request.review_key):
             return
-        if added:
-            record = attempt_record(result, request)  # written with the entry
-        else:
-            record = self.attempts.record(result, request)
-        self._record_labels(result, request, record)
+        if not added:
+            self.attempts.record(result, request)  # kept if the entry's script wrote it
         if needs_human(result):
             earlier = self.attempts.records(result.dag_id, result.node_id, before=result.attempt)
             gate.enqueue(result, request, earlier)
@@ -152,11 +167,15 @@ class Bookkeeping:
             labels.append((OutcomeSource.PEER, peer_evaluator(request), signals.peer))
         return labels
 
-    def _record_labels(
-        self, result: ReviewResult, request: ReviewRequest, record: AttemptRecord
-    ) -> None:
-        for source, evaluator, label in self._labels(result, request):
-            self.outcomes.record(
+    def _record_labels(self, batch: Batch, result: ReviewResult, request: ReviewRequest) -> None:
+        """The labels ``result`` gives, each once per attempt, added to ``batch``."""
+        labels = self._labels(result, request)
+        if not labels:
+            return
+        record = attempt_record(result, request)
+        for source, evaluator, label in labels:
+            self.outcomes.record_in(
+                batch,
                 labelled(
                     source,
                     evaluator,

@@ -4,9 +4,9 @@ Every label is kept twice, per skill and per evaluator (each a capped list, newe
 first, expiring when untouched), so calibration can ask "how often was this skill's
 output bad" and "how often does this evaluator agree with the others" without a scan.
 Each list is written by a script of its own, with its once-mark in its own slot (on a
-Redis Cluster the two lists and the indexes of names live in different slots); every step
-is idempotent, so a replay after a worker died between them completes the record without
-adding a label twice.
+Redis Cluster the two lists and the indexes of names live in different slots), all in one
+round trip (``workers.results.batch``); every step is idempotent, so a replay after a
+worker died between them completes the record without adding a label twice.
 ``windags-eval outcomes export`` writes them out as JSONL.
 """
 
@@ -23,6 +23,7 @@ from schemas.human import AttemptRecord, LabelledOutcome, OutcomeSource, Verdict
 from schemas.quality import CEILING_DIMENSIONS
 from schemas.result import CeilingStatus, ReviewResult
 from workers.keys import Keys
+from workers.results.batch import Batch
 
 # KEYS: one list, its once-mark (in the list's slot; declared even when not asked for).
 # ARGV: outcome JSON, kept, ttl s, '1' to add once. Returns whether the label was added.
@@ -52,12 +53,26 @@ class OutcomeStore:
         self._ttl_s = ttl_s
         self._push = client.register_script(_PUSH)
 
+    def batch(self) -> Batch:
+        """An empty batch on this store's Redis, for ``record_in``."""
+        return Batch(self._redis)
+
     def record(self, outcome: LabelledOutcome, *, once: bool = False) -> bool:
-        """Append ``outcome`` to its skill's and its evaluator's lists, in one script.
+        """Append ``outcome`` to its skill's and its evaluator's lists, in one round trip.
 
         ``once``: only if this attempt has no label from this source and evaluator yet, so
         a publication's bookkeeping, replayed after a worker died, adds each label once.
         Whether it was appended.
+        """
+        batch = self.batch()
+        self.record_in(batch, outcome, once=once)
+        return any(batch.send()[:2])
+
+    def record_in(self, batch: Batch, outcome: LabelledOutcome, *, once: bool = False) -> None:
+        """``record``'s writes, added to ``batch``: first the two lists, then the indexes.
+
+        One script per list, each in its list's slot with its once-mark, then the indexes
+        of names (one slot each); every step is idempotent.
         """
         keys, label = self._keys, f"{outcome.source.value}:{outcome.evaluator}"
         at = (outcome.dag_id, outcome.node_id, outcome.attempt, label)
@@ -77,18 +92,14 @@ class OutcomeStore:
             self._ttl_s,
             "1" if once else "",
         ]
-        # One script per list, each in its list's slot (redis-py's cluster pipelines do not
-        # load scripts), then the name indexes, non-transactional: one slot each.
-        added = [bool(self._push(keys=[listed, mark], args=args)) for listed, mark in lists]
-        pipe = self._redis.pipeline(transaction=False)
+        for listed, mark in lists:
+            batch.script(self._push, [listed, mark], args)
         for index, name in (
             (keys.outcome_skills, outcome.skill_id),
             (keys.outcome_evaluators, outcome.evaluator),
         ):
-            pipe.sadd(index, name)
-            pipe.expire(index, self._ttl_s)
-        pipe.execute()
-        return any(added)
+            batch.pipe.sadd(index, name)
+            batch.pipe.expire(index, self._ttl_s)
 
     def skills(self) -> list[str]:
         """Skills with outcomes, sorted."""

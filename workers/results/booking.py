@@ -43,7 +43,9 @@ end
 # kept, mark ttl s ('' for no mark), delivery tag ('' for none), then field/value pairs.
 # A charge applies only with the entry it pays for, once per marker (the ledger's own
 # script); the attempt record (kept if there), the mark and the delivery's ack only with
-# the entry too.
+# the entry too. The stream expires a retention window after its newest entry: MINID
+# trims only when an entry is added, and a DAG that is done adds none, so its stream
+# would otherwise stay for good (one per DAG ever reviewed).
 PUBLISH_ONCE_LUA: Final = (
     RECORD_ATTEMPT_LUA
     + """
@@ -53,6 +55,7 @@ local now = redis.call('TIME')
 local now_ms = tonumber(now[1]) * 1000 + math.floor(tonumber(now[2]) / 1000)
 local minid = tostring(math.max(0, now_ms - tonumber(ARGV[1]))) .. '-0'
 local id = redis.call('XADD', KEYS[1], 'MINID', '~', minid, '*', unpack(ARGV, 11))
+redis.call('PEXPIRE', KEYS[1], ARGV[1])
 redis.call('SET', KEYS[2], id, 'EX', tonumber(ARGV[2]))
 if ARGV[3] ~= '' and redis.call('SET', KEYS[4], ARGV[3], 'NX', 'EX', ARGV[4]) then
   redis.call('INCRBYFLOAT', KEYS[3], ARGV[3])

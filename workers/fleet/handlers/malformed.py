@@ -8,7 +8,7 @@ from workers.fleet.guard import Job, guarded
 from workers.fleet.next_hop import Outcome
 from workers.fleet.queues import Queue
 from workers.fleet.refusals import as_text, dead_letter, refuse
-from workers.fleet.tries import digest
+from workers.fleet.tries import TryCount, digest
 from workers.intake import identity_of
 
 #: What each task takes, for the error entry of a call that does not match.
@@ -37,7 +37,7 @@ def handle_malformed(
     reason = f"the {stage.value} task takes {SIGNATURES[stage]}, got {got}"
     job = Job(stage, digest(raw), raw)
 
-    def work(_: bool) -> Outcome:
+    def work(_: TryCount) -> Outcome:
         if stage is Queue.STAGE1:
             refuse(raw, InvalidRequest("(arguments)", reason), deps, about=about)
         else:

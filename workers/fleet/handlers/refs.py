@@ -14,6 +14,7 @@ from workers.fleet.deps import Deps
 from workers.fleet.guard import Delivery, Job, guarded
 from workers.fleet.next_hop import Hop, Outcome
 from workers.fleet.queues import Queue, TaskName
+from workers.fleet.tries import TryCount
 from workers.lookups.steps import looked_up, plan_for
 
 
@@ -29,7 +30,7 @@ def handle_refs(
     """Plan again from the request (the same plan Stage 1 made), look up, hop to the router."""
     job = Job.of_hop(Queue.REFS, identity_json, request_json, delivery=delivery)
 
-    def work(_: bool) -> Outcome:
+    def work(_: TryCount) -> Outcome:
         request = ReviewRequest.model_validate_json(request_json)
         report = Stage1Report.model_validate_json(report_json)
         plan = plan_for(request, report, deps.settings)

@@ -10,6 +10,7 @@ from workers.fleet.guard import Delivery, Job, guarded
 from workers.fleet.next_hop import Hop, Outcome
 from workers.fleet.publish import publish
 from workers.fleet.queues import Queue, TaskName
+from workers.fleet.tries import TryCount
 from workers.observe import spans, tracecontext
 
 
@@ -25,7 +26,7 @@ def handle_router(
     """Decide on Stage 2 from the request and Stage 1's report; publish when not escalated."""
     job = Job.of_hop(Queue.ROUTER, identity_json, request_json, delivery=delivery)
 
-    def work(_: bool) -> Outcome:
+    def work(_: TryCount) -> Outcome:
         request = ReviewRequest.model_validate_json(request_json)
         report = Stage1Report.model_validate_json(report_json)
         settings = deps.settings

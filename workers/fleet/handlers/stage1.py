@@ -12,7 +12,7 @@ from workers.fleet.guard import Delivery, Job, guarded
 from workers.fleet.next_hop import Hop, Outcome
 from workers.fleet.queues import Queue, TaskName
 from workers.fleet.refusals import as_text, refuse
-from workers.fleet.tries import digest
+from workers.fleet.tries import TryCount, digest
 from workers.intake import decode_request, encode_request
 from workers.lookups.steps import looked_up, plan_for
 from workers.observe import spans
@@ -36,8 +36,8 @@ def handle_stage1(
     request, whose = decoded, ReviewIdentity.of(decoded)
     job = Job(Queue.STAGE1, whose.key, as_text(raw), whose, check_published=True, delivery=delivery)
 
-    def work(published: bool) -> Outcome:
-        if published:
+    def work(count: TryCount) -> Outcome:
+        if count.published:
             return None
         # The conflict rules read the peer's record from outcomes when none was sent.
         judged = with_historical_reliability(request, deps.calibration.current())

@@ -40,22 +40,9 @@ local function quarantine(stream, raw, queue, reason, tag, keep, retention_ms)
 end
 """
 
-# The take of redis_transport.py. KEYS: queue, unacked hash, unacked index,
-# quarantine, and optionally the queue's reserved set (``Keys.reserved``). ARGV: now (the
-# index score kombu uses), queue name, bytes kept, retention ms, most messages to take,
-# the taking process's owner id (``leases.py``).
-# Pop the oldest messages, up to the count (one ``RPOP`` with a count), and record each as
-# unacked under its delivery tag (and in the reserved set; one ``ZADD`` each for all):
-# [payload, exchange, routing key, owner], kombu's triple (the payload verbatim, the
-# routing key the queue it came from) and the owner whose lease vouches for it
-# (``owner_sweep.py``; records of old takes have no owner). What has no delivery tag, or
-# reuses a tag another delivery holds, is quarantined in the same step. Returns one
-# triple per message popped: {1, message, tag} when recorded, {0, message, reason} when
-# not; false when the queue was empty. One script: each message is in its queue, in
-# ``unacked`` or in the quarantine at every instant, however many it takes.
-#
-# The tag is read without decoding the message: the last ``"delivery_tag": "..."`` (kombu
-# writes ``properties`` last, and the tag last in them), found by plain search in the
+# Lua: ``tag_of(raw)``, the delivery tag of a message the take pops (else nil and why),
+# read without decoding the message: the last ``"delivery_tag": "..."`` (kombu writes
+# ``properties`` last, and the tag last in them), found by plain search in the
 # message's last 256 bytes, or in the whole when they hold none. Decoding every byte with
 # cjson was the largest part of a take's Redis CPU, growing with the body. A message that
 # only looks like kombu's gets recorded, and the worker's inspection
@@ -63,9 +50,7 @@ end
 # with its unacked record in one script; after a kill, the restore quarantines a record
 # that is no JSON. A tag written any other way (escapes, no such key) is decoded with
 # cjson, as before.
-TAKE_LUA: Final = (
-    QUARANTINE_LUA
-    + """
+TAG_OF_LUA: Final = """
 local function last_tag_key(raw)
   local from, after = math.max(1, #raw - 255), nil
   while true do
@@ -94,7 +79,26 @@ local function tag_of(raw)
   end
   return tag
 end
-local owner = ''
+"""
+
+# The take of redis_transport.py. KEYS: queue, unacked hash, unacked index,
+# quarantine, and optionally the queue's reserved set (``Keys.reserved``). ARGV: now (the
+# index score kombu uses), queue name, bytes kept, retention ms, most messages to take,
+# the taking process's owner id (``leases.py``).
+# Pop the oldest messages, up to the count (one ``RPOP`` with a count), and record each as
+# unacked under its delivery tag (and in the reserved set; one ``ZADD`` each for all):
+# [payload, exchange, routing key, owner], kombu's triple (the payload verbatim, the
+# routing key the queue it came from) and the owner whose lease vouches for it
+# (``owner_sweep.py``; records of old takes have no owner). What has no delivery tag, or
+# reuses a tag another delivery holds, is quarantined in the same step. Returns one
+# triple per message popped: {1, message, tag} when recorded, {0, message, reason} when
+# not; false when the queue was empty. One script: each message is in its queue, in
+# ``unacked`` or in the quarantine at every instant, however many it takes. The tag is
+# read as ``TAG_OF_LUA`` says.
+TAKE_LUA: Final = (
+    QUARANTINE_LUA
+    + TAG_OF_LUA
+    + """local owner = ''
 if ARGV[6] and ARGV[6] ~= '' then owner = ',' .. cjson.encode(ARGV[6]) end
 local record_tail = ',"",' .. cjson.encode(ARGV[2]) .. owner .. ']'
 local function refuse(raw, reason)

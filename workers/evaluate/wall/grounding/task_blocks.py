@@ -12,16 +12,13 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
 from workers.evaluate.wall.grounding.task_speech import SPEAKER
 
-#: An opening tag at a line's start, any name, any attributes, up to its closing tag.
-_TAG = re.compile(
-    r"^[ \t]*<(?P<tag>[A-Za-z][\w:.-]{0,40})(?:\s[^<>\n]*)?>(?P<body>.*?)</(?P=tag)[ \t]*>",
-    re.S | re.M,
-)
+#: An opening tag at a line's start, any name, any attributes.
+_OPEN = re.compile(r"^[ \t]*<(?P<tag>[A-Za-z][\w:.-]{0,40})(?:\s[^<>\n]*)?>", re.M)
 #: A fenced block: backticks or tildes with an info string, or a docstring's quotes.
 _FENCE = re.compile(
     r"^(?P<fence>```+|~~~+|\"\"\"|''')(?P<info>[^\n]*)\n(?P<body>.*?)\n[ \t]*(?P=fence)[ \t]*$",
@@ -34,7 +31,16 @@ _LABEL = re.compile(
     r"^[ \t]*[\[(*_\"`]{0,3}(?P<label>[A-Za-z][\w'’/&-]*(?:[ \t]+[\w'’/&-]+){0,3})"
     r"[\])*_\"`]{0,3}[ \t]*:(?:[ \t]+|$)(?P<body>.*)$"
 )
-_HEADING = re.compile(r"^[ \t]*#{1,6}[ \t]+(?P<label>.+?)[ \t#]*$")
+_HEADING = re.compile(
+    r"^[ \t]*(?:#{1,6}[ \t]+(?P<label>.+?)[ \t#]*|\*\*(?P<bold>[^*\n]{1,60})\*\*[ \t]*)$"
+)
+#: ``[name] text`` opening a line, a log's or a template's label (not a speaker's turn).
+_BRACKETED = re.compile(r"^[ \t]*\[(?P<label>[A-Za-z][\w .-]{0,30})\][ \t]+(?P<body>\S.*)$")
+#: A bracketed label alone on its line (``[hits]``): a heading.
+_BRACKET_LINE = re.compile(r"^[ \t]*\[[A-Za-z][\w .-]{0,30}\][ \t]*$")
+#: A line of markup only (``<<END_TURN>>``, ``<div class="x">``, ``</div>``): layout, never
+#: text; an opening one names what follows.
+_MARKUP_LINE = re.compile(r"^[ \t]*(?:<{1,2}[^<>\n]{1,200}>{1,2}[ \t]*)+$")
 #: A separator line; ``===`` or ``---`` under a line of text underlines it as a heading.
 _RULE = re.compile(r"^[ \t]*([-=*_~+])\1{2,}[ \t]*$")
 #: A speaker's turn opening a line: it continues a dialogue rather than starting a block.
@@ -99,20 +105,49 @@ def _cut_containers(text: str, held: list[Block]) -> str:
         held.append(block)
         return f"\n\x00{len(held) - 1}\x00\n"
 
-    def tag(match: re.Match[str]) -> str:
-        name, body = match.group("tag").lower(), match.group("body")
-        inner = _cut_containers(body, held) if _TAG.search(body) else body
-        if _TAG.search(body):  # the tag only wraps others: what is left between them
-            rest = "\n".join(line for line in inner.splitlines() if not _HOLE.match(line))
-            placed = [hole(Block(rest.strip(), name, True))] if rest.strip() else []
-            return "\n".join([*placed, inner])
-        return hole(Block(body.strip(), name, marked=True))
-
-    text = _TAG.sub(tag, text)
+    text = _cut_tags(text, held, hole)
     text = _FENCE.sub(
         lambda m: hole(Block(_fenced_body(m), m.group("info").strip().lower(), True)), text
     )
     return _QUOTE.sub(lambda m: hole(Block(_unquote(m.group(0)), marked=True)), text)
+
+
+def _cut_tags(text: str, held: list[Block], hole: Callable[[Block], str]) -> str:
+    """Each tag opening a line, with its body up to its own closing tag (nesting counted).
+
+    A tag that only wraps others leaves what is between them as a block of its own; a tag
+    never closed is left in place (a line of markup, read as layout).
+    """
+    out, at = [], 0
+    for opening in _OPEN.finditer(text):
+        if opening.start() < at:
+            continue  # inside a tag already cut
+        name = opening.group("tag")
+        closing = _closing(text, name, opening.end())
+        if closing is None:
+            continue
+        body = text[opening.end() : closing[0]]
+        out.append(text[at : opening.start()])
+        if _OPEN.search(body):
+            inner = _cut_tags(body, held, hole)
+            rest = "\n".join(line for line in inner.splitlines() if not _HOLE.match(line.strip()))
+            if rest.strip() and not _MARKUP_LINE.match(rest.strip()):
+                out.append(hole(Block(rest.strip(), name.lower(), True)))
+            out.append("\n".join(line for line in inner.splitlines() if _HOLE.match(line.strip())))
+        else:
+            out.append(hole(Block(body.strip(), name.lower(), marked=True)))
+        at = closing[1]
+    return "".join([*out, text[at:]])
+
+
+def _closing(text: str, name: str, start: int) -> tuple[int, int] | None:
+    """Where the tag ``name`` opened before ``start`` closes: (body end, tag end)."""
+    depth = 1
+    for match in re.finditer(rf"<(/?){re.escape(name)}(?=[\s>/])[^<>]*>", text[start:], re.I):
+        depth += -1 if match.group(1) else 1
+        if depth == 0:
+            return start + match.start(), start + match.end()
+    return None
 
 
 def _fenced_body(match: re.Match[str]) -> str:
@@ -128,9 +163,9 @@ def _unquote(quoted: str) -> str:
 def _lines_to_blocks(text: str, held: list[Block]) -> Iterator[Block]:
     """Paragraphs, split again where a label, heading, rule or dialogue starts a new block.
 
-    A heading names the block after it; a label names the text after it on its line and
-    the lines that follow. A speaker's turn (``User: ...``) is not a label: the turns of a
-    dialogue stay one block, with their speakers.
+    A heading (or a line of markup) names the block after it; a label names the text
+    after it on its line and the lines that follow. A speaker's turn (``User: ...``) is not
+    a label: the turns of a dialogue stay one block, with their speakers.
     """
     rows = text.splitlines()
     label, lines = "", list[str]()
@@ -139,7 +174,7 @@ def _lines_to_blocks(text: str, held: list[Block]) -> Iterator[Block]:
         hole = _HOLE.match(stripped)
         turn = _TURN_LINE.match(line) is not None
         heading = _heading(line, rows[i + 1] if i + 1 < len(rows) else "", rows[i - 1] if i else "")
-        labelled = None if turn or heading else _LABEL.match(line)
+        labelled = None if turn or heading is not None else _labelled(line)
         joins_dialogue = turn and bool(lines) and _TURN_LINE.match(lines[0]) is not None
         ends = not stripped or hole or _RULE.match(line) or heading is not None or labelled
         if ends or (turn and not joins_dialogue):
@@ -162,17 +197,26 @@ def _lines_to_blocks(text: str, held: list[Block]) -> Iterator[Block]:
     yield Block("\n".join(lines).strip(), label)
 
 
+def _labelled(line: str) -> re.Match[str] | None:
+    """``Label: text`` or ``[label] text``: a label and the text it names."""
+    return _LABEL.match(line) or _BRACKETED.match(line)
+
+
 def _heading(line: str, following: str, before: str = "") -> str | None:
-    """A markdown heading's text, or a line's that ``===`` or ``---`` underlines.
+    """A heading's text (markdown, bold, underlined, or a line of markup), else None.
 
     A line between two rules is framed text, and a sentence over a rule is text before a
-    separator: neither is a heading.
+    separator: neither is a heading. A closing tag ends a block and names nothing ("").
     """
+    text = line.strip()
+    if _BRACKET_LINE.match(line):
+        return text.strip("[]").strip().lower()
+    if _MARKUP_LINE.match(line) and not _HOLE.match(text):
+        return "" if text.startswith("</") else re.sub(r"[<>]+", " ", text).strip().lower()
     atx = _HEADING.match(line)
     if atx:
-        return atx.group("label").strip().lower()
+        return (atx.group("label") or atx.group("bold")).strip().lower()
     rule = _RULE.match(following)
-    text = line.strip()
     if not rule or rule.group(1) not in "=-" or not text or _HOLE.match(text):
         return None
     if _RULE.match(before) or text.endswith((".", "!", "?")):

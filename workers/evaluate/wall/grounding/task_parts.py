@@ -60,8 +60,11 @@ MIN_RUN_WORDS = 25
 #: Sentences such a run needs: one long "sentence" is more likely a question an
 #: abbreviation cut in two ("... in Greater St." / "Louis?") than a passage.
 MIN_RUN_SENTENCES = 2
-#: Words a labelled block needs when its label says it is material.
+#: Words a labelled block needs when its label says it is material. A label of the ask
+#: settles only a block shorter than ``MIN_RUN_WORDS``: a passage stays a passage.
 MIN_LABELLED_WORDS = 3
+#: A line ending so is a unit of its own (a sentence, an introducer, a tag or a heading).
+_LINE_END = re.compile(r"[.!?:;>*\]\)\"']\s*$")
 #: In a block this long (sentences), a few questions or asides do not make it the ask.
 LONG_BLOCK = 4
 MOSTLY_STATEMENTS = 0.75
@@ -177,9 +180,9 @@ def _pieces(block: Block) -> list[tuple[Role, str]]:
     if speaker_turns(text) >= 2:
         return [*asked, (Role.ASK, text)]
     hint = _hint(block.label)
-    if hint is Role.ASK:
-        return [*asked, (Role.ASK, text)]
-    if hint is Role.MATERIAL and len(words(text)) >= MIN_LABELLED_WORDS:
+    if hint is Role.ASK and not _enough(text, MIN_RUN_WORDS):
+        return [*asked, (Role.ASK, text)]  # "Question: ... in what city" lacks its "?"
+    if hint is Role.MATERIAL and _enough(text, MIN_LABELLED_WORDS):
         return [*asked, (Role.MATERIAL, text)]
     return [*asked, *_by_shape(text)]
 
@@ -192,43 +195,84 @@ def _by_shape(text: str) -> list[tuple[Role, str]]:
     a block of mostly statements is material whole (an article quotes a question or
     two); otherwise each long enough run of statements is.
     """
-    said = sentences(text)
-    flags = [is_directive(s) for s in said]
+    said = _units(text)
+    flags = [is_directive(u.text) for u in said]
     stated = [i for i, directive in enumerate(flags) if not directive]
     if not stated:
         return [(Role.ASK, text)]
     first, last = stated[0], stated[-1]
     core = said[first : last + 1]
     if len(stated) == len(said):
-        return [
-            (Role.MATERIAL if _enough(text, MIN_MATERIAL_WORDS) or _fact(text) else Role.ASK, text)
-        ]
-    pieces = [(Role.ASK, " ".join(said[:first]))] if first else []
+        return [(Role.MATERIAL if _passage(text) else Role.ASK, text)]
+    pieces = [(Role.ASK, _joined(said[:first]))] if first else []
     if len(core) >= LONG_BLOCK and len(stated) >= MOSTLY_STATEMENTS * len(core):
-        pieces.append((Role.MATERIAL, " ".join(core)))
+        pieces.append((Role.MATERIAL, _joined(core)))
     else:
         pieces += _runs(core, flags[first : last + 1])
     if last + 1 < len(said):
-        pieces.append((Role.ASK, " ".join(said[last + 1 :])))
+        pieces.append((Role.ASK, _joined(said[last + 1 :])))
     return pieces
 
 
-def _runs(said: list[str], flags: list[bool]) -> list[tuple[Role, str]]:
-    """Each run of statements long enough to be material; the rest stays in the ask."""
+@dataclass(frozen=True, slots=True)
+class _Unit:
+    """A sentence of a block, and whether it opens or closes a line of it."""
+
+    text: str
+    opens_line: bool
+    closes_line: bool
+
+
+def _units(text: str) -> list[_Unit]:
+    """A block's sentences, a line break counting as an end where the text is laid out.
+
+    Prompts set their parts on lines of their own ("**Request**" over "Summarize it."); a
+    line that wraps a sentence ends without a stop and goes on in lower case.
+    """
+    lines: list[str] = []
+    for line in (row.strip() for row in text.splitlines() if row.strip()):
+        if lines and not _LINE_END.search(lines[-1]) and line[:1].islower():
+            lines[-1] = f"{lines[-1]} {line}"
+        else:
+            lines.append(line)
+    units = []
+    for line in lines:
+        said = sentences(line)
+        units += [_Unit(s, i == 0, i == len(said) - 1) for i, s in enumerate(said)]
+    return units
+
+
+def _runs(said: list[_Unit], flags: list[bool]) -> list[tuple[Role, str]]:
+    """Each run of statements that is a passage; the rest stays in the ask.
+
+    A run on lines of its own is a passage as a whole block is; one cut from inside a line
+    needs more (``MIN_RUN_SENTENCES``, ``MIN_RUN_WORDS``).
+    """
     pieces: list[tuple[Role, str]] = []
-    run: list[str] = []
-    for sentence, directive in [*zip(said, flags, strict=True), ("", True)]:
-        if not directive:
-            run.append(sentence)
+    run: list[_Unit] = []
+    for unit, directive in [*zip(said, flags, strict=True), (None, True)]:
+        if unit is not None and not directive:
+            run.append(unit)
             continue
         if run:
-            joined = " ".join(run)
-            passage = len(run) >= MIN_RUN_SENTENCES and _enough(joined, MIN_RUN_WORDS)
+            joined = _joined(run)
+            own_lines = run[0].opens_line and run[-1].closes_line
+            inline = len(run) >= MIN_RUN_SENTENCES and _enough(joined, MIN_RUN_WORDS)
+            passage = inline or (own_lines and _passage(joined))
             pieces.append((Role.MATERIAL if passage else Role.ASK, joined))
             run = []
-        if sentence:
-            pieces.append((Role.ASK, sentence))
+        if unit is not None:
+            pieces.append((Role.ASK, unit.text))
     return pieces
+
+
+def _joined(units: Sequence[_Unit]) -> str:
+    return " ".join(u.text for u in units)
+
+
+def _passage(text: str) -> bool:
+    """Statements set apart that are long enough, or name something, to be material."""
+    return _enough(text, MIN_MATERIAL_WORDS) or _fact(text)
 
 
 def _with_an_ask(pieces: list[tuple[Role, str]]) -> list[tuple[Role, str]]:

@@ -17,14 +17,18 @@ SPEAKER = (
 )
 #: A sentence ending in a colon this short announces what follows; a longer one states.
 MAX_INTRODUCER_WORDS = 12
+#: Markup opening a sentence: tags, bracketed labels, bullets, emphasis, quote marks.
+_MARKUP = re.compile(r"^(?:\s*(?:<{1,2}[^<>]*>{1,2}|\[[^\]]{0,40}\]|[-*•>#|_]+|\d{1,2}[.)]))+\s*")
 _QUOTED = re.compile(r"\"[^\"\n]*\"|“[^”\n]*”")
 #: "you" in any case, but not a capitalised "You" inside a sentence (a title: "Thank You
 #: for Smoking"); "please" anywhere.
 _TO_READER = re.compile(
     r"(?i:^\W*(?:you|your|please)\b)|\b(?:you|your|yours|yourself|yourselves|please)\b"
 )
-_BULLET = re.compile(r"^\s*(?:[-*•]|\d{1,2}[.)]|\(\w\))\s+")
 _WORD = re.compile(r"[A-Za-z][A-Za-z'’]*")
+#: The first word and, when only a space parts them, the word after it ("Score the essay";
+#: not "score=0.91 | The").
+_VERB_OBJECT = re.compile(r"(?P<verb>[A-Za-z][A-Za-z'’]*)(?:[ \t]+(?P<after>[A-Za-z][A-Za-z'’]*))?")
 #: Verbs that, opening a sentence, can only be an instruction.
 INSTRUCTIONS = frozenset(
     """
@@ -54,36 +58,61 @@ _OBJECTS = frozenset(
 )
 #: Participial openings ("Given the context, answer ...", "Based on the text, list ...").
 _OPENINGS = frozenset({"given", "based", "using", "according", "from", "with"})
+#: A question written without its mark: "who" opening it, or an interrogative word right
+#: before an auxiliary ("When was", "How many"); a statement's "When the war ended" is not.
+_AUX = r"(?:is|was|are|were|did|does|do|has|have|had|can|could|will|would|should)"
+_UNMARKED_QUESTION = re.compile(
+    rf"^(?:who|whom|whose)\b|^(?:what|which|where|when|why|how)\s+(?:{_AUX}|many|much)\b"
+    rf"|^which\s+\w+\s+{_AUX}\b",
+    re.I,
+)
 _REQUEST = re.compile(
     r"^\W*(?:i|we)(?:'d| would)? (?:like|need|want)\b|^\W*(?:can|could|would|will) you\b", re.I
 )
 
 
 def is_directive(sentence: str) -> bool:
-    """Whether a sentence asks, instructs or requests, rather than states."""
-    text = _QUOTED.sub('""', sentence).strip()
+    """Whether a sentence asks, instructs or requests, rather than states.
+
+    Markup before it (``<div>``, ``[query]``, ``- ``, ``**``) is layout; a clause after a
+    colon is read too ("... and responds to it: Summarize the document.").
+    """
+    text = _MARKUP.sub("", _QUOTED.sub('""', sentence)).strip()
     if not text:
         return False
-    found = [w.lower().replace("’", "'") for w in _WORD.findall(_BULLET.sub("", text))]
+    head, colon, tail = text.rpartition(": ")
+    if colon and head and tail[:1].isupper() and _speaks(tail):
+        return True
+    return _speaks(text)
+
+
+def _speaks(text: str) -> bool:
+    """Whether text, its markup gone, asks, instructs or requests."""
     if text.endswith("?") or _TO_READER.search(text) or _REQUEST.search(text):
         return True
-    if text.endswith(":") and len(found) <= MAX_INTRODUCER_WORDS:  # "Here's what I found:"
+    if _UNMARKED_QUESTION.match(text):  # "Who was once considered the best kick boxer"
         return True
-    if not found:
-        return False
-    if _instructs(found):
+    if text.endswith(":") and len(_WORD.findall(text)) <= MAX_INTRODUCER_WORDS:
+        return True  # "Here's what I found:"
+    if _instructs(text):
         return True
-    if found[0] in _OPENINGS:  # "Given ..., answer the query."
-        clauses = re.split(r"[,;]\s*", text)
-        return any(_instructs(_WORD.findall(c.lower())) for c in clauses[1:])
+    if _opening(text) in _OPENINGS:  # "Given ..., answer the query."
+        return any(_instructs(clause) for clause in re.split(r"[,;]\s*", text)[1:])
     return False
 
 
-def _instructs(found: list[str]) -> bool:
-    """Whether words open with an instruction (a verb that takes what follows as object)."""
-    if not found:
+def _instructs(text: str) -> bool:
+    """Whether text opens with an instruction: a verb, then (a space, then) its object."""
+    match = _VERB_OBJECT.match(text)
+    if match is None:
         return False
-    verb, after = found[0], found[1] if len(found) > 1 else ""
+    verb = match.group("verb").lower().replace("’", "'")
+    after = (match.group("after") or "").lower()
     if verb in INSTRUCTIONS:
         return after not in {"of", "on", "in", "is", "was", "are", "were", "has", "had"}
     return verb in MAYBE_INSTRUCTIONS and after in _OBJECTS
+
+
+def _opening(text: str) -> str:
+    match = _VERB_OBJECT.match(text)
+    return match.group("verb").lower() if match else ""
