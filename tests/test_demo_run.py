@@ -113,18 +113,18 @@ def _workers_of(launcher: int) -> list[int]:
     return found
 
 
-@pytest.mark.parametrize(
-    ("signum", "after_s"),
-    [(signal.SIGINT, 0.0), (signal.SIGINT, 0.3), (signal.SIGTERM, 0.0)],
-    ids=["ctrl-c-at-the-report", "ctrl-c-just-after", "sigterm-at-the-report"],
-)
-def test_an_interrupt_right_after_the_report_says_so_and_leaves_nothing(
-    cli_redis_url: str, tmp_path: Path, signum: int, after_s: float
-) -> None:
+#: Runs of the demo an interrupt test may need before its signal lands mid-run.
+LANDINGS = 3
+
+
+def _interrupted_demo(
+    url: str, tmp: Path, signum: int, after_s: float
+) -> tuple[subprocess.Popen[str], str, str]:
+    """The demo, sent ``signum`` ``after_s`` after its report: the process and its output."""
     process = subprocess.Popen(
         [sys.executable, "-c", WITH_CTRL_C, script(), "demo", "--timeout-s", "120"],
         cwd=ROOT,
-        env=clean_env(**_demo_env(cli_redis_url, tmp_path)),
+        env=clean_env(**_demo_env(url, tmp)),
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
@@ -136,8 +136,25 @@ def test_an_interrupt_right_after_the_report_says_so_and_leaves_nothing(
         out, err = process.communicate(timeout=120)
     finally:
         stop(process)
-    if process.returncode == 0:
-        pytest.fail(f"the demo ended before the signal landed; retune after_s:\n{err}")
+    return process, out, err
+
+
+@pytest.mark.parametrize(
+    ("signum", "after_s"),
+    [(signal.SIGINT, 0.0), (signal.SIGINT, 0.3), (signal.SIGTERM, 0.0)],
+    ids=["ctrl-c-at-the-report", "ctrl-c-just-after", "sigterm-at-the-report"],
+)
+def test_an_interrupt_right_after_the_report_says_so_and_leaves_nothing(
+    cli_redis_url: str, tmp_path: Path, signum: int, after_s: float
+) -> None:
+    # On a loaded machine the demo may finish stopping its fleet before this side sends the
+    # signal: that race lost is no finding about the demo, so it is run again, thrice at most.
+    for _ in range(LANDINGS):
+        process, out, err = _interrupted_demo(cli_redis_url, tmp_path, signum, after_s)
+        if process.returncode != 0:
+            break
+    else:
+        pytest.fail(f"the demo ended before the signal landed {LANDINGS} times:\n{err}")
     assert process.returncode == 130, out + err
     assert err.strip().splitlines()[-1] == "interrupted", err
     assert "Traceback" not in err

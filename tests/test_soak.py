@@ -13,6 +13,7 @@ import pytest
 from bench import soak_page, soak_report
 from bench.common import RESULTS_DIR, build_request
 from bench.soak_mix import DAG_NODES, PER_DAG, SAMPLES, Kind, dag_reviews, malformed
+from workers.fleet.queues import Queue
 from workers.review import Reviewer
 from workers.settings import Settings
 
@@ -41,8 +42,8 @@ def test_a_dag_of_the_mix_has_every_kind_in_proportion_and_unique_outputs() -> N
     assert {k: sum(r.kind is k for r in reviews) for k in Kind} == PER_DAG
     assert len({r.body["output"]["content"] for r in reviews}) == DAG_NODES
     assert len({r.key for r in reviews}) == DAG_NODES
-    raw = [malformed(i) for i in range(6)]
-    assert len({data for _, data in raw}) == 6 and len({q for q, _ in raw}) == 3
+    raw = [malformed(i) for i in range(2 * len(Queue))]
+    assert len({data for _, data in raw}) == len(raw) and {q for q, _ in raw} == set(Queue)
 
 
 def _row(minute: int, rss: float, redis_mb: float) -> dict[str, Any]:
