@@ -7,10 +7,9 @@ enters the refs queue.
 
 from __future__ import annotations
 
-from collections import Counter
-
 import json
 import uuid
+from collections import Counter
 from collections.abc import Iterator
 
 import pytest
