@@ -6,6 +6,7 @@ several workers) would; what is counted is what reached the loopback server.
 
 from __future__ import annotations
 
+import dataclasses
 import ipaddress
 import time
 import uuid
@@ -75,6 +76,31 @@ def test_twenty_lookups_of_one_url_at_once_fetch_it_once(
     assert server.hits[path] - before == 1
     assert sum(p.requests for p in pages) == 1
     assert sum(1 for p in pages if p.cached) == 19
+
+
+@pytest.mark.parametrize("backend", ["redis", "memory"])
+class _FinishedMeanwhile(MemoryPageCache):
+    """A cache in which another worker's fetch of the URL ends just before this claim."""
+
+    def __init__(self, page: FetchedPage) -> None:
+        super().__init__()
+        self._page = page
+
+    def claim(self, url: str, ttl_s: float) -> str | None:
+        self.put(self._page, 3600)  # its record lands, and its claim is gone
+        return super().claim(url, ttl_s)
+
+
+def test_a_fetch_that_ends_between_the_look_and_the_claim_is_not_made_again(
+    server: PageServer,
+) -> None:
+    url = server.url("/shared")
+    done = FetchedPage(url=url, outcome=FetchOutcome.OK, requests=1)
+    racing = dataclasses.replace(lane(server, None, "race"), cache=_FinishedMeanwhile(done))
+    before = server.hits["/shared"]
+    page = racing.look_up(CitedUrl(url=url), time.monotonic() + 30)
+    assert page.cached and page.requests == 0
+    assert server.hits["/shared"] == before
 
 
 @pytest.mark.parametrize("backend", ["redis", "memory"])

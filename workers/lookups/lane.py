@@ -141,6 +141,10 @@ class Lane:
                     continue
                 return _unverified(url, "another fetch of it outlasted the time budget"), "none"
             try:
+                # A fetch that ended between the look above and this claim left its record.
+                kept = self.cache.get(url)
+                if kept is not None:
+                    return kept.model_copy(update={"cached": True, "requests": 0}), "cache"
                 page = self._fetch_confirmed(url, deadline)
                 ttl = self.ttl_s[caching_of(page.outcome, confirmed=page.confirmed)]
                 if ttl > 0:
