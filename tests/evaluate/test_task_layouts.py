@@ -239,3 +239,4 @@ def test_a_denied_cue_and_a_reply_asked_for_read_as_what_they_say() -> None:
     assert infer_policy(denied)[0] is GroundingPolicy.EXTRACTIVE
     assert not asks_for_composition("Write a response that appropriately completes the request.")
     assert asks_for_composition("Write an essay about the tower.")
+    assert not asks_for_composition(f"Documents:\nDocument[0] (id: d1):\n{EIFFEL}")
