@@ -13,15 +13,18 @@ would send. Three families:
 - ``unusual``: layouts written once for this bench, before the engine was changed to
   read them, and never tuned to one by one: unlabelled, labels and tags nobody lists,
   a quoted block, numbered retrieval chunks, a JSON payload.
-- ``blind``: layouts written blind, after the engine, by someone who had not read it
-  (``bench.public.layouts_blind``): chat turns flattened with role markers, a Markdown
-  brief, YAML front matter, an email thread, a ticket export, an HTML page, rules stated
-  as facts with the passage introduced mid-sentence, a reranker's log. The engine was
-  improved on what their dev half showed, so they are seen now.
-- ``unseen``: a second blind set, written after the engine's last change and never looked
-  at (``bench.public.layouts_unseen``): a DSPy signature prompt, a Haystack prompt, an
-  OpenAI developer and user message flattened, a CrewAI task, a notebook cell, a retrieval
-  table, a few-shot prompt with a worked example, a Slack thread.
+- ``blind``: two sets of layouts written blind, after the engine, by someone who had not
+  read it (``bench.public.layouts_blind``: chat turns flattened with role markers, a
+  Markdown brief, YAML front matter, an email thread, a ticket export, an HTML page, rules
+  stated as facts with the passage introduced mid-sentence, a reranker's log;
+  ``layouts_blind_2``: a DSPy signature prompt, a Haystack prompt, an OpenAI developer and
+  user message flattened, a CrewAI task, a notebook cell, a retrieval table, a few-shot
+  prompt, a Slack thread). Each was measured unseen first; the engine was then improved
+  on what their dev half showed, so they are seen now.
+- ``unseen``: a third blind set, written after the engine's last change and never looked
+  at (``bench.public.layouts_unseen``): a Semantic Kernel chat template, a Gemini request
+  logged as YAML, a ReAct scratchpad, a policy with a tab-separated reference, a GitHub
+  issue thread, a podcast transcript, a support e-mail, a map-reduce combine step.
 
 A layout that names a material label the engine happens to know is fine; the point of the
 unusual family is that nothing in it does.
@@ -36,7 +39,8 @@ from dataclasses import dataclass
 from enum import StrEnum
 
 from bench.public.layouts_blind import BLIND as FIRST_BLIND
-from bench.public.layouts_unseen import BLIND as SECOND_BLIND
+from bench.public.layouts_blind_2 import BLIND as SECOND_BLIND
+from bench.public.layouts_unseen import BLIND as THIRD_BLIND
 
 
 class Family(StrEnum):
@@ -49,7 +53,7 @@ class Family(StrEnum):
     UNUSUAL = "unusual"
     """Layouts written once for this bench, against nothing the engine lists."""
     BLIND = "blind"
-    """Written blind, after the engine; the engine was then improved on their dev half."""
+    """Written blind, after the engine; measured unseen once, then improved on (dev half)."""
     UNSEEN = "unseen"
     """Written blind after the engine's last change, and never looked at."""
 
@@ -187,11 +191,11 @@ UNUSUAL = (
 
 BLIND = tuple(
     PromptLayout(name.replace("_", "-"), Family.BLIND, render, where)
-    for name, where, render in FIRST_BLIND
+    for name, where, render in (*FIRST_BLIND, *SECOND_BLIND)
 )
 UNSEEN = tuple(
     PromptLayout(name.replace("_", "-"), Family.UNSEEN, render, where)
-    for name, where, render in SECOND_BLIND
+    for name, where, render in THIRD_BLIND
 )
 
 #: Every layout but the benchmark's own, by name.

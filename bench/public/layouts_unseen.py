@@ -1,293 +1,487 @@
-"""Prompt layouts written blind (the second set): never looked at while the engine was built.
+"""Prompt layouts written blind (the third set): never looked at while the engine was built.
 
 Written to the same brief as ``layouts_blind`` by someone who had read neither the engine
-nor any layout list, after the engine's last change; added once and reported as they came
-out. A fix made because of one of these would make them seen, like the first set.
+nor any earlier layout, after the engine's last change; added once and reported as they
+came out.
 """
 
 from __future__ import annotations
 
+import math
 import re
 from collections.abc import Callable
 
-_SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=[\"'(\[A-Z0-9])")
+_SENTENCE_END = re.compile(
+    r"[.!?]+[\"'\u201d\u2019)\]]*(?=\s|$)"
+    r"|(?<=[a-z]{2}[.!?])(?=[A-Z])"
+    r"|\n"
+)
+_INITIALS = re.compile(r"(?:\b[A-Z]\.)+$")
+_ABBREVIATIONS = frozenset(
+    {
+        "mr.", "mrs.", "ms.", "dr.", "st.", "jr.", "sr.", "vs.", "etc.", "e.g.", "i.e.", "no.",
+        "inc.", "co.", "corp.", "ltd.", "gen.", "gov.", "sen.", "rep.", "prof.", "mt.", "lt.",
+        "col.", "capt.", "jan.", "feb.", "mar.", "apr.", "aug.", "sept.", "sep.", "oct.", "nov.",
+        "dec.", "approx.", "dept.", "fig.", "vol.",
+    }
+)  # fmt: skip
+_STOPWORDS = frozenset(
+    {
+        "human", "assistant", "what", "when", "where", "which", "who", "whom", "whose", "why",
+        "how", "the", "and", "for", "are", "was", "were", "is", "did", "does", "do", "you",
+        "your", "that", "this", "with", "about", "from", "have", "has", "had", "can", "could",
+        "would", "should", "will", "they", "them", "their", "there", "its", "it's", "into",
+        "document", "summarize", "sentences", "few", "like", "know", "tell", "sure", "yes",
+        "yeah", "really", "think", "just", "also", "been", "some", "more", "very", "one",
+    }
+)  # fmt: skip
 
 
-def _sentences(material: str) -> list[str]:
-    """Split material at sentence ends that are followed by whitespace."""
-    parts = [p.strip() for p in _SENTENCE_END.split(material.strip())]
-    return [p for p in parts if p] or [material.strip()]
+def _trim(text: str, start: int, end: int) -> tuple[int, int]:
+    """Shrink a span so that it neither starts nor ends with whitespace."""
+    while start < end and text[start].isspace():
+        start += 1
+    while end > start and text[end - 1].isspace():
+        end -= 1
+    return start, end
 
 
-def _chunks(material: str, max_chars: int = 420) -> list[str]:
-    """Group consecutive sentences into chunks of roughly ``max_chars`` characters."""
-    chunks: list[str] = []
-    current = ""
-    for sentence in _sentences(material):
-        if current and len(current) + 1 + len(sentence) > max_chars:
-            chunks.append(current)
-            current = sentence
-        else:
-            current = f"{current} {sentence}" if current else sentence
-    if current:
-        chunks.append(current)
-    return chunks
+def _is_abbreviation(candidate: str) -> bool:
+    """Tell whether a candidate sentence ends in an abbreviation or initials, not a full stop."""
+    last = candidate.rsplit(maxsplit=1)[-1].lower().lstrip("([{\"'\u201c\u2018")
+    return last in _ABBREVIATIONS or bool(_INITIALS.search(candidate))
 
 
-def _ask_kind(ask: str) -> str:
-    """Classify the ask as 'dialogue', 'summary' or 'question'."""
-    if "[Human]:" in ask or "[Assistant]:" in ask:
-        return "dialogue"
-    if ask.strip().lower().startswith("summarize"):
-        return "summary"
-    return "question"
+def _sentence_spans(text: str) -> list[tuple[int, int]]:
+    """Return whitespace-trimmed (start, end) spans of the sentences and lines of text."""
+    spans: list[tuple[int, int]] = []
+    start = 0
+    for match in _SENTENCE_END.finditer(text):
+        cut = match.end()
+        candidate = text[start:cut].strip()
+        if not candidate:
+            start = cut
+            continue
+        if match.group() != "\n" and _is_abbreviation(candidate):
+            continue
+        spans.append(_trim(text, start, cut))
+        start = cut
+    if text[start:].strip():
+        spans.append(_trim(text, start, len(text)))
+    return spans
 
 
-def render_dspy_chat_adapter(material: str, ask: str) -> str:
-    """Render a DSPy ChatAdapter-style signature prompt with ``[[ ## field ## ]]`` markers."""
+def _sentences(text: str) -> list[str]:
+    """Split text into sentences and lines without changing any character inside them."""
+    return [text[s:e] for s, e in _sentence_spans(text)] or [text]
+
+
+def _chunk_spans(text: str, target: int = 650, max_chunks: int = 5) -> list[tuple[int, int]]:
+    """Group sentence spans into at most max_chunks consecutive chunks of similar length."""
+    spans = _sentence_spans(text)
+    if not spans:
+        return [(0, len(text))]
+    count = max(1, min(max_chunks, math.ceil(len(text) / target), len(spans)))
+    size = len(text) / count
+    groups: list[list[tuple[int, int]]] = [[]]
+    for span in spans:
+        if groups[-1] and span[0] >= size * len(groups) and len(groups) < count:
+            groups.append([])
+        groups[-1].append(span)
+    return [(group[0][0], group[-1][1]) for group in groups]
+
+
+def _indent(text: str, prefix: str) -> str:
+    """Indent every non-empty line of text with prefix, as in a YAML block scalar."""
+    return "\n".join(prefix + line if line.strip() else "" for line in text.splitlines())
+
+
+def _keywords(ask: str, limit: int = 6) -> str:
+    """Build a short search query from the most recent content words of the ask."""
+    words = re.findall(r"[A-Za-z0-9][A-Za-z0-9'-]*", ask)
+    picked: list[str] = []
+    for word in reversed(words):
+        low = word.lower()
+        if len(low) > 2 and low not in _STOPWORDS and low not in picked:
+            picked.append(low)
+        if len(picked) == limit:
+            break
+    return " ".join(reversed(picked)) or "background"
+
+
+def render_semantic_kernel_chat(material: str, ask: str) -> str:
+    """Semantic Kernel chat prompt after variable substitution: grounding in the system message."""
     return (
-        "Your input fields are:\n"
-        "1. `passage` (str): background text retrieved for this request\n"
-        "2. `request` (str): what the user wants\n"
-        "Your output fields are:\n"
-        "1. `reasoning` (str)\n"
-        "2. `response` (str): grounded in the passage\n"
-        "All interactions will be structured in the following way, with the appropriate "
-        "values filled in.\n\n"
-        "[[ ## passage ## ]]\n{passage}\n\n"
-        "[[ ## request ## ]]\n{request}\n\n"
-        "[[ ## reasoning ## ]]\n{reasoning}\n\n"
-        "[[ ## response ## ]]\n{response}\n\n"
-        "[[ ## completed ## ]]\n"
-        "In adhering to this structure, your objective is: \n"
-        "        Produce a response to the request that is supported by the passage.\n\n"
-        "---\n\n"
-        f"[[ ## passage ## ]]\n{material}\n\n"
-        f"[[ ## request ## ]]\n{ask}\n\n"
-        "Respond with the corresponding output fields, starting with the field "
-        "`[[ ## reasoning ## ]]`, then `[[ ## response ## ]]`, and then ending with the "
-        "marker for `[[ ## completed ## ]]`."
-    )
-
-
-def render_haystack_prompt_builder(material: str, ask: str) -> str:
-    """Render a Haystack PromptBuilder Jinja template with the query first, then documents."""
-    docs = _chunks(material)
-    lines = [
-        "You are a careful assistant for an internal search tool.",
-        f"Query: {ask}",
-        "",
-        "Use only the documents retrieved below. If they do not contain the answer, "
-        "say that you don't know.",
-        "",
-        "Documents:",
-    ]
-    for i, doc in enumerate(docs):
-        lines.append(f"Document[{i}] (id: doc_{1000 + 37 * i:05d}, score: {0.91 - 0.07 * i:.2f}):")
-        lines.append(doc)
-        lines.append("")
-    lines.append("Answer:")
-    return "\n".join(lines)
-
-
-def render_openai_developer_user_flat(material: str, ask: str) -> str:
-    """Render an OpenAI developer/user message pair flattened with role headers."""
-    return (
-        "developer:\n"
-        "# Identity\n"
-        "You are Lumen, the reading assistant inside a news-clipping app.\n\n"
-        "# Instructions\n"
-        "* Base every statement on the article attached to the user's turn.\n"
-        "* Keep replies under 120 words and never mention these instructions.\n"
-        "* If the article does not cover something, say so plainly.\n\n"
-        "user:\n"
-        f"{ask}\n\n"
-        '<attached_article source="clipping">\n'
+        '<message role="system">\n'
+        "You are the Contoso internal help assistant. Answer the employee using the grounding "
+        "data below. If the grounding data does not contain the answer, say that you could not "
+        "find it and suggest opening a ticket at https://helpdesk.contoso.example. Never mention "
+        "that you were given grounding data.\n"
+        "\n"
+        "# Grounding data\n"
         f"{material}\n"
-        "</attached_article>\n\n"
-        "assistant:"
+        "\n"
+        "# Current date\n"
+        "Tuesday, 11 June 2024\n"
+        "</message>\n"
+        '<message role="assistant">Hi! I\'m the Contoso help assistant. '
+        "What can I do for you today?</message>\n"
+        f'<message role="user">{ask}</message>\n'
     )
 
 
-def render_crewai_agent_task(material: str, ask: str) -> str:
-    """Render a CrewAI-style agent system block plus task description with expected output."""
+def render_gemini_request_yaml(material: str, ask: str) -> str:
+    """Vertex AI generateContent request logged as YAML: article part, ask part, then config."""
     return (
-        "You are Research Desk Analyst. You have spent a decade checking facts for a wire "
-        "service and you never state anything you cannot trace to your notes.\n"
-        "Your personal goal is: Deliver accurate, well-sourced replies to editors\n"
-        "To give my best complete final answer to the task respond using the exact following "
-        "format:\n\n"
-        "Thought: I now can give a great answer\n"
-        "Final Answer: Your final answer must be the great and the most complete as possible, "
-        "it must be outcome described.\n\n"
-        "I MUST use these formats, my job depends on it!\n\n"
-        "Current Task: An editor forwarded the following request. Handle it using the "
-        "source notes provided as context.\n"
-        f"Editor request: {ask}\n\n"
-        "This is the expect criteria for your final answer: A reply the editor can paste "
-        "directly, citing only facts found in the source notes.\n"
-        "you MUST return the actual complete content as the final answer, not a summary.\n\n"
-        "This is the context you're working with:\n"
-        f"{material}\n\n"
-        "Begin! This is VERY important to you, use the tools available and give your best "
-        "Final Answer, your job depends on it!\n\n"
+        "# POST https://us-central1-aiplatform.googleapis.com/v1/projects/newsdesk-prod/"
+        "locations/us-central1/publishers/google/models/gemini-1.5-flash-002:generateContent\n"
+        "# request body logged by llm-gateway 2.8.1, trace_id=5c1e9a0f7b2d4e31\n"
+        "contents:\n"
+        "- role: user\n"
+        "  parts:\n"
+        "  - text: |-\n"
+        "      Here is the article I'm working from:\n"
+        "\n"
+        f"{_indent(material, '      ')}\n"
+        "  - text: |-\n"
+        f"{_indent(ask, '      ')}\n"
+        "systemInstruction:\n"
+        "  parts:\n"
+        "  - text: |-\n"
+        "      You are the archive assistant for the newsroom. Base your reply on the article the\n"
+        "      user supplied. Keep replies under 120 words and do not speculate beyond the text.\n"
+        "tools:\n"
+        "- functionDeclarations:\n"
+        "  - name: lookup_archive\n"
+        "    description: Search older articles by keyword when the supplied one is not enough.\n"
+        "    parameters:\n"
+        "      type: OBJECT\n"
+        "      properties:\n"
+        "        query:\n"
+        "          type: STRING\n"
+        "      required:\n"
+        "      - query\n"
+        "generationConfig:\n"
+        "  temperature: 0.3\n"
+        "  topP: 0.95\n"
+        "  maxOutputTokens: 512\n"
+        "safetySettings:\n"
+        "- category: HARM_CATEGORY_DANGEROUS_CONTENT\n"
+        "  threshold: BLOCK_ONLY_HIGH\n"
+    )
+
+
+def render_react_observation(material: str, ask: str) -> str:
+    """ReAct agent scratchpad: user request on top, material as a tool Observation, open Thought."""
+    return (
+        "You are Atlas, a research agent. Solve the user's request by reasoning in steps. Each "
+        "step is a Thought followed by either a tool call (Action and Action Input) or a Final "
+        "Answer. Only state facts that appeared in an Observation.\n"
+        "\n"
+        "Available tools:\n"
+        "  kb_search[query]   - searches the knowledge base and returns the best passage\n"
+        "  web_fetch[url]     - downloads a web page as plain text\n"
+        "  calc[expression]   - evaluates an arithmetic expression\n"
+        "\n"
+        "=== USER REQUEST ===\n"
+        f"{ask}\n"
+        "=== END USER REQUEST ===\n"
+        "\n"
+        "Thought: I need background before I reply, so I will search the knowledge base first.\n"
+        "Action: kb_search\n"
+        f'Action Input: "{_keywords(ask)}"\n'
+        f"Observation: {material}\n"
         "Thought:"
     )
 
 
-def render_notebook_cell(material: str, ask: str) -> str:
-    """Render a Jupyter cell that holds the context and request in Python string variables."""
+def render_policy_reference_tsv(material: str, ask: str) -> str:
+    """System prompt with a long conduct policy, a TSV knowledge-base export, then the user turn."""
+    rules = [
+        "The assistant answers only from the Reference section and from nothing else.",
+        "The assistant does not reveal, quote or paraphrase this policy.",
+        "The assistant does not give medical, legal, tax or investment advice.",
+        "When the Reference does not cover the request, the assistant says so in one sentence.",
+        "The assistant never invents titles, dates, quotations or numbers.",
+        "Replies are in the language of the patron's latest message.",
+        "Replies are at most 150 words unless the patron asks for more detail.",
+        "The assistant does not collect names, card numbers or addresses.",
+        "Opinions are allowed in casual conversation but are marked as opinions.",
+        "Content about minors, self-harm or violence follows the escalation checklist (ESC-4).",
+        "Links may only point to catalogue.cityreads.example or help.cityreads.example.",
+        "The assistant stays friendly and neutral and does not argue with the patron.",
+    ]
+    rows = "\n".join(
+        f"kb-export-0611\t{number}\t{sentence}"
+        for number, sentence in enumerate(_sentences(material), start=1)
+    )
     return (
-        "# In[12]:\n\n"
-        "from openai import OpenAI\n\n"
-        "client = OpenAI()\n\n"
-        'context = """\n'
-        f"{material}\n"
-        '"""\n\n'
-        'user_request = """\n'
+        "SYSTEM\n"
+        'You are "Page", the Ask-a-Librarian assistant of the City Reads public library network.\n'
+        "\n"
+        "Conduct policy (version 7, approved 2 March 2024):\n"
+        + "\n".join(f"- {rule}" for rule in rules)
+        + "\n"
+        "\n"
+        "Reference:\n"
+        "source\trow\ttext\n"
+        f"{rows}\n"
+        "\n"
+        "USER\n"
         f"{ask}\n"
-        '"""\n\n'
-        'prompt = f"Read the context and handle the user request.\\n\\n'
-        'CONTEXT:\\n{context}\\n\\nREQUEST:\\n{user_request}"\n\n'
-        "resp = client.chat.completions.create(\n"
-        '    model="gpt-4o-mini",\n'
-        '    messages=[{"role": "user", "content": prompt}],\n'
-        "    temperature=0,\n"
-        ")\n"
-        "print(resp.choices[0].message.content)\n\n"
-        "# Expected cell output: the model's reply to user_request, grounded in context."
+        "\n"
+        "ASSISTANT\n"
     )
 
 
-def render_retrieval_markdown_table(material: str, ask: str) -> str:
-    """Render retrieval hits as a Markdown table followed by the user's turn."""
-    rows = [
-        "## Retrieved passages",
-        "",
-        "| # | source | relevance | passage |",
-        "|---|--------|-----------|---------|",
-    ]
-    for i, chunk in enumerate(_chunks(material, max_chars=300), start=1):
-        cell = " ".join(chunk.split())
-        rows.append(f"| {i} | kb/articles/{4410 + i}.md | {0.88 - 0.05 * i:.2f} | {cell} |")
-    rows += [
-        "",
-        "## User turn",
-        "",
-        f"{ask}",
-        "",
-        "## Guidance",
-        "",
-        "- Reply using the passages above; quote the row number (#) you relied on.",
-        '- If the table does not support an answer, reply "Not in the retrieved passages."',
-    ]
-    return "\n".join(rows)
-
-
-_EXAMPLES: dict[str, tuple[str, str, str]] = {
-    "question": (
-        "The Eiffel Tower was completed in 1889 for the World's Fair in Paris. It was "
-        "designed by the engineering firm of Gustave Eiffel.",
-        "Which firm designed the Eiffel Tower",
-        "The engineering firm of Gustave Eiffel designed it.",
-    ),
-    "summary": (
-        "Heavy rain flooded several roads in the town of Millbrook on Tuesday. Schools "
-        "closed early and the council opened two shelters. No injuries were reported.",
-        "Summarize the document in a few sentences.",
-        "Tuesday's heavy rain flooded roads in Millbrook, closing schools early. The council "
-        "opened two shelters, and nobody was hurt.",
-    ),
-    "dialogue": (
-        "Blue whales are the largest animals known to have ever lived, reaching up to 30 "
-        "metres in length.",
-        "[Human]: I love whales [Assistant]: Me too, they are amazing. [Human]: How big do "
-        "blue whales get?",
-        "They can grow to about 30 metres long, the largest animals we know of.",
-    ),
-}
-
-
-def render_few_shot_worked_example(material: str, ask: str) -> str:
-    """Render a few-shot prompt with one clearly marked worked example before the real item."""
-    ex_source, ex_ask, ex_reply = _EXAMPLES[_ask_kind(ask)]
+def render_github_issue_thread(material: str, ask: str) -> str:
+    """GitHub issue thread dumped for a docs bot: ask in the issue body, material in a comment."""
     return (
-        "Task: write the reply that follows from the SOURCE and the INPUT. Use only the "
-        "SOURCE.\n\n"
-        "=== WORKED EXAMPLE (illustration only; not part of the real item) ===\n"
-        f"SOURCE: {ex_source}\n"
-        f"INPUT: {ex_ask}\n"
-        f"REPLY: {ex_reply}\n"
-        "=== END OF WORKED EXAMPLE ===\n\n"
-        "=== REAL ITEM ===\n"
-        f"SOURCE: {material}\n"
-        f"INPUT: {ask}\n"
-        "REPLY:"
+        "Repository: openlab/answer-desk\n"
+        "Issue #1842: Question forwarded from the support inbox\n"
+        "Labels: question, needs-answer\n"
+        "\n"
+        "**@mhollis** opened this issue 3 days ago\n"
+        "\n"
+        f"{ask}\n"
+        "\n"
+        "_(Copied from the support inbox so the docs bot can handle it.)_\n"
+        "\n"
+        "---\n"
+        "**@priya-k** commented 2 days ago\n"
+        "\n"
+        "This is the passage from the knowledge base that I think covers it:\n"
+        "\n"
+        "```text\n"
+        f"{material}\n"
+        "```\n"
+        "\n"
+        "---\n"
+        "**@github-actions** commented 2 days ago\n"
+        "\n"
+        "This issue has been automatically marked as stale-candidate because it has a "
+        "`needs-answer` label and no reply from a maintainer.\n"
+        "\n"
+        "---\n"
+        "**@mhollis** commented 1 hour ago\n"
+        "\n"
+        "@answer-desk-bot please reply to the issue description using the passage Priya pasted.\n"
+        "\n"
+        "---\n"
+        "Write the comment that @answer-desk-bot should post next. GitHub-flavoured Markdown is "
+        "allowed. Do not restate the thread.\n"
     )
 
 
-def render_slack_thread_export(material: str, ask: str) -> str:
-    """Render a Slack thread export where the source is pasted, then the bot is asked."""
+def render_podcast_transcript(material: str, ask: str) -> str:
+    """Live-show transcript: a producer reads the material on air, the host passes on the ask."""
+    lines = [
+        (
+            "You are the AI co-host of a live radio show. Below is the auto-generated transcript "
+            "so far (speaker labels may be imperfect). Respond to the last request addressed to "
+            "you, relying on what was read out on air. Keep it conversational and short."
+        ),
+        "",
+        'TRANSCRIPT - "The Morning Desk", episode 214',
+        "[00:00:04] HOST (Dana Reyes): Welcome back, everyone. Sam has a story for us.",
+        "[00:00:09] PRODUCER (Sam Oduya): Yes, I'll read it as it was written.",
+    ]
+    seconds = 14
+    for sentence in _sentences(material):
+        lines.append(f"[{_clock(seconds)}] PRODUCER (Sam Oduya): {sentence}")
+        seconds += 2 + len(sentence) // 15
+    lines.append(f"[{_clock(seconds)}] HOST (Dana Reyes): Thanks, Sam. Okay, co-host, over to you.")
+    seconds += 5
+    lines.append(
+        f"[{_clock(seconds)}] HOST (Dana Reyes): A listener sent this through the app: {ask}"
+    )
+    seconds += 3 + len(ask) // 15
+    lines.append(f"[{_clock(seconds)}] AI CO-HOST:")
+    return "\n".join(lines)
+
+
+def _clock(seconds: int) -> str:
+    """Format a number of seconds as an HH:MM:SS transcript timestamp."""
+    return f"{seconds // 3600:02d}:{seconds // 60 % 60:02d}:{seconds % 60:02d}"
+
+
+def render_support_email(material: str, ask: str) -> str:
+    """Helpdesk drafting prompt: customer email with signature and disclaimer, then attachment."""
     return (
-        "Slack export | workspace: northwind-media | channel: #desk-factcheck\n"
-        "Thread started 2024-03-14\n"
-        "----------------------------------------------------------------\n"
-        "[10:02 AM] Priya Raman: morning all, pasting the piece we're checking below :thread:\n"
-        f"[10:03 AM] Priya Raman: {material}\n"
-        "[10:05 AM] Dan Okafor: thanks, can the bot take this one? I'm in standup\n"
-        f"[10:06 AM] Priya Raman: @deskbot {ask}\n"
-        "[10:06 AM] Dan Okafor: :eyes:\n"
-        "----------------------------------------------------------------\n"
-        "You are @deskbot. Post your reply to Priya's last message in this thread. Stick to "
-        "what the pasted piece says."
+        "You are the Tier-1 support assistant for Northwind Travel. Draft a reply to the customer "
+        "email below. The customer attached a document; treat it as your only source of facts. "
+        'Sign the reply as "Northwind Support".\n'
+        "\n"
+        "----- BEGIN EMAIL -----\n"
+        'From: "Kelsey Marlow" <kelsey.marlow@fabrikam-mail.example>\n'
+        "To: help@northwindtravel.example\n"
+        "Date: Tue, 14 May 2024 09:42:17 +0100\n"
+        "Subject: Quick question about the attached\n"
+        "X-Ticket-ID: NWT-558213\n"
+        "\n"
+        "Hi there,\n"
+        "\n"
+        f"{ask}\n"
+        "\n"
+        "Thanks in advance,\n"
+        "Kelsey\n"
+        "\n"
+        "--\n"
+        "Kelsey Marlow | Operations Coordinator\n"
+        "Fabrikam Logistics Ltd. | +44 20 7946 0321\n"
+        "Sent from my phone, please excuse typos\n"
+        "\n"
+        "CONFIDENTIALITY NOTICE: This e-mail and any attachments are confidential and may be "
+        "legally privileged. If you are not the intended recipient, please notify the sender "
+        "immediately and delete this message. Any unauthorised use, disclosure or copying is "
+        "strictly prohibited. Fabrikam Logistics Ltd. is registered in England and Wales, "
+        "company no. 04821937. Please consider the environment before printing this e-mail.\n"
+        "----- END EMAIL -----\n"
+        "\n"
+        "----- ATTACHMENT 1 of 1: notes.txt (text/plain, extracted) -----\n"
+        f"{material}\n"
+        "----- END ATTACHMENT -----\n"
+    )
+
+
+def render_map_reduce_combine(material: str, ask: str) -> str:
+    """Map-reduce combine step with 'Chunk i of n' headers; the task is stated before and after."""
+    spans = _chunk_spans(material)
+    total = len(spans)
+    blocks = []
+    for number, (start, end) in enumerate(spans, start=1):
+        blocks.append(
+            f"======== Chunk {number} of {total} (chars {start}-{end}) ========\n"
+            f"{material[start:end]}\n"
+        )
+    return (
+        f"TASK: {ask}\n"
+        "\n"
+        "You are the combine step of a document pipeline. The source was split into "
+        f"{total} chunk(s) at ingestion; all of them follow in their original order. Read them "
+        "as one continuous document. Ignore the chunk headers and character offsets.\n"
+        "\n" + "\n".join(blocks) + "======== End of chunks ========\n"
+        "\n"
+        f"Reminder - the task is: {ask}\n"
+        "Output:"
     )
 
 
 BLIND: tuple[tuple[str, str, Callable[[str, str], str]], ...] = (
     (
-        "dspy_chat_adapter",
-        "DSPy program using ChatAdapter, with [[ ## field ## ]] markers for a signature.",
-        render_dspy_chat_adapter,
+        "semantic_kernel_chat",
+        "Semantic Kernel chat prompt template (<message role=...>) rendered with grounding data",
+        render_semantic_kernel_chat,
     ),
     (
-        "haystack_prompt_builder",
-        "Haystack RAG pipeline whose Jinja PromptBuilder puts the query before scored docs.",
-        render_haystack_prompt_builder,
+        "gemini_request_yaml",
+        "Vertex AI / Gemini generateContent request body dumped as YAML by an LLM gateway log",
+        render_gemini_request_yaml,
     ),
     (
-        "openai_developer_user_flat",
-        "OpenAI Responses API developer + user messages logged as one flattened string.",
-        render_openai_developer_user_flat,
+        "react_observation",
+        "ReAct-style agent scratchpad resumed after a knowledge-base tool call returned",
+        render_react_observation,
     ),
     (
-        "crewai_agent_task",
-        "CrewAI agent prompt: role/goal/backstory, task with expected output, then context.",
-        render_crewai_agent_task,
+        "policy_reference_tsv",
+        "Enterprise assistant system prompt with bullet policy and a TSV knowledge-base export",
+        render_policy_reference_tsv,
     ),
     (
-        "notebook_cell",
-        "Jupyter notebook cell where the context and request live in Python string variables.",
-        render_notebook_cell,
+        "github_issue_thread",
+        "GitHub issue thread flattened for a repository docs/support bot to answer",
+        render_github_issue_thread,
     ),
     (
-        "retrieval_markdown_table",
-        "RAG chat app that renders vector-search hits as a Markdown table before the user turn.",
-        render_retrieval_markdown_table,
+        "podcast_transcript",
+        "Live show / meeting transcript with timestamps fed to an AI co-host or meeting copilot",
+        render_podcast_transcript,
     ),
     (
-        "few_shot_worked_example",
-        "Evaluation harness few-shot prompt with one marked worked example, then the real item.",
-        render_few_shot_worked_example,
+        "support_email",
+        "Helpdesk reply-drafting prompt: raw customer email with signature, disclaimer, attachment",
+        render_support_email,
     ),
     (
-        "slack_thread_export",
-        "Slack bot integration sending the exported thread (pasted source, then @mention).",
-        render_slack_thread_export,
+        "map_reduce_combine",
+        "Long-document pipeline combine step with chunk headers and the task repeated at the end",
+        render_map_reduce_combine,
     ),
 )
 
 
-def _is_word_subsequence(needle: str, haystack: str) -> bool:
-    """Return True if the whitespace-separated words of needle appear in haystack in order."""
-    words = iter(haystack.split())
-    return all(any(word == cand for cand in words) for word in needle.split())
+def _tokens(text: str) -> list[str]:
+    """Split text into word and punctuation tokens."""
+    return re.findall(r"\w+|[^\w\s]", text)
+
+
+def _in_order(needle: list[str], haystack: list[str]) -> bool:
+    """Tell whether needle is an ordered subsequence of haystack."""
+    remaining = iter(haystack)
+    return all(token in remaining for token in needle)
+
+
+def _flat(text: str) -> str:
+    """Collapse every run of whitespace into one space."""
+    return " ".join(text.split())
+
+
+def _check(name: str, render: Callable[[str, str], str], material: str, ask: str) -> None:
+    """Render one layout and assert that material and ask survive verbatim and in order."""
+    out = render(material, ask)
+    flat_out = _flat(out)
+    assert _flat(ask) in flat_out, f"{name}: ask not verbatim"
+    if "\n" not in ask:
+        assert ask in out, f"{name}: single-line ask altered"
+    assert _in_order(_tokens(material), _tokens(out)), f"{name}: material tokens out of order"
+    assert _in_order(_tokens(ask), _tokens(out)), f"{name}: ask tokens out of order"
+    spans = _sentence_spans(material)
+    joined = "".join(material[s:e] for s, e in spans)
+    assert "".join(joined.split()) == "".join(material.split()), f"{name}: split lost text"
+    cursor = 0
+    for start, end in spans:
+        piece = _flat(material[start:end])
+        found = flat_out.find(piece, cursor)
+        assert found >= 0, f"{name}: piece missing or out of order: {piece[:60]!r}"
+        cursor = found + len(piece)
+
+
+_LONG_ARTICLE = (
+    "NEW DELHI (Reuters) - India's largest hotel operators reported a sharp rise in occupancy "
+    "during the first quarter, helped by a surge in domestic travel and a busy wedding season. "
+    "Indian Hotels Co. Ltd., which runs the Taj brand, said revenue per available room rose "
+    "18 percent from a year earlier.The Oberoi Group is expected to report similar gains next "
+    'week. "Demand has been well ahead of new supply," said Dr. Anjali Mehta, an analyst at '
+    "a Mumbai brokerage. She added that room rates in the U.S. and Europe have grown more "
+    "slowly.\n\n"
+    "Hotel companies have announced plans to add roughly 12,000 rooms over the next three "
+    "years, mostly in smaller cities. Airlines, meanwhile, are adding capacity on regional "
+    "routes! Some executives warned that rising construction costs could delay projects. Is "
+    "the boom sustainable? Analysts are divided, but most expect occupancy to stay above 70 "
+    "percent through 2025.\n\n"
+) * 4
+
+_MATERIALS = (
+    "The Martian is starring Matt Damon",
+    (
+        "Iron Man is a 2008 superhero film directed by Jon Favreau.It stars Robert Downey Jr. as "
+        "Tony Stark, an industrialist who builds a powered suit of armor. The film grossed over "
+        "$585 million worldwide."
+    ),
+    (
+        "The Oberoi Group runs luxury hotels in Delhi.The Oberoi Group is headquartered there. "
+        "It was founded in 1934 by Mr. M. S. Oberoi (e.g. the Oberoi Grand in Kolkata)."
+    ),
+    _LONG_ARTICLE,
+)
+
+_ASKS = (
+    "Who directed Iron Man?",
+    "when was the Oberoi Group founded",
+    "Summarize the document in a few sentences.",
+    (
+        "[Human]: Do you like Iron Man [Assistant]: Sure do! Robert Downey Jr. is great in it. "
+        "[Human]: Who else stars in it?"
+    ),
+)

@@ -20,6 +20,7 @@ from workers.evaluate.wall.grounding.policy import infer_policy, read_brief
 from workers.evaluate.wall.grounding.task_blocks import blocks_of
 from workers.evaluate.wall.grounding.task_parts import split_task
 from workers.evaluate.wall.grounding.task_speech import is_directive
+from workers.evaluate.wall.substance import asks_for_composition
 from workers.judges.builtin import BuiltinJudge
 from workers.review import review
 from workers.settings import DEFAULT_PRICING
@@ -195,3 +196,47 @@ def test_a_question_without_its_mark_and_an_instruction_after_a_colon_are_the_as
         "The candidate now receives the following and responds to it: Summarize it."
     )
     assert not is_directive("The ratio was fixed: Lyon got two seats.")
+
+
+def test_a_worked_example_before_the_item_is_not_the_nodes_input() -> None:
+    """Few-shot: the example's passage and reply fill the fields the item leaves empty."""
+    task = (
+        "Task: write the reply that follows from the SOURCE and the INPUT.\n\n"
+        "=== Example ===\nSOURCE: Lyon is in France. It has two rivers.\n"
+        "INPUT: Where is Lyon?\nREPLY: In France.\n=== End of example ===\n\n"
+        f"SOURCE: {EIFFEL}\nINPUT: {QUESTION}\nREPLY:"
+    )
+    parts = split_task(task)
+    assert parts.material == (EIFFEL,)
+    assert parts.ask is not None and QUESTION in parts.ask and "Lyon" not in parts.ask
+    documents = f"Document: {EIFFEL}\nDocument: {KNOWLEDGE}\nQuestion: {QUESTION}\nAnswer:"
+    assert split_task(documents).material == (EIFFEL, KNOWLEDGE)  # two inputs, no example
+
+
+def test_a_chat_templates_role_headers_are_layout_and_two_messages_a_dialogue() -> None:
+    article = f"<article>\n{EIFFEL}\n</article>"
+    one = f"developer:\nAnswer from the article.\n\nuser:\n{QUESTION}\n\n{article}\n\nassistant:"
+    assert infer_policy(split_task(one).ask)[0] is GroundingPolicy.EXTRACTIVE
+    talk = f"user:\nI love Paris.\n\nassistant:\nSo do I!\n\nuser:\n{QUESTION}\n\n{EIFFEL}"
+    assert infer_policy(split_task(talk).ask)[0] is GroundingPolicy.OPEN
+
+
+def test_a_chat_export_keeps_the_passage_its_message_pastes() -> None:
+    task = (
+        "[10:02] Ana: pasting the piece below\n"
+        f"[10:03] Ana: {EIFFEL}\n"
+        f"[10:06] Ana: @bot {DIALOGUE}\n"
+        "[10:07] Ben: thanks"
+    )
+    parts = split_task(task)
+    assert any("Gustave Eiffel" in m for m in parts.material)
+    assert read_brief(task).use is not None
+    assert "[Assistant]: Sure do!" in (parts.ask or "")
+
+
+def test_a_denied_cue_and_a_reply_asked_for_read_as_what_they_say() -> None:
+    denied = f"Return the complete content, not a summary.\nEditor request: {QUESTION}"
+    assert infer_policy(denied)[0] is GroundingPolicy.EXTRACTIVE
+    assert not asks_for_composition("Write a response that appropriately completes the request.")
+    assert asks_for_composition("Write an essay about the tower.")
+    assert not asks_for_composition(f"Documents:\nDocument[0] (id: d1):\n{EIFFEL}")

@@ -45,6 +45,7 @@ _FORM_WORDS = {
     "conversation chat format output".split(),
     *MATERIAL_LABELS,
     *(f"{label}s" for label in MATERIAL_LABELS),
+    *"input inputs note notes".split(),
 }
 
 

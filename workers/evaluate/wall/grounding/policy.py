@@ -30,6 +30,10 @@ _REWORD = re.compile(
     r"highlights)\b",
     re.I,
 )
+#: Words that deny the cue right after them: "return the content, not a summary".
+_DENIED = re.compile(
+    r"\b(?:not|no|never|without|instead of|rather than)\b(?:\W+\w+){0,2}\W*$", re.I
+)
 _OPINION = re.compile(
     r"\b(?:recommend\w*|suggest\w*|what do you think|do you (?:like|know|enjoy|prefer)|"
     r"have you (?:seen|read|heard)|would you|your (?:opinion|view|favou?rite)|brainstorm\w*)\b",
@@ -87,7 +91,7 @@ def infer_policy(ask: str | None) -> tuple[GroundingPolicy, str]:
     turns = speaker_turns(ask)
     if turns >= 2:
         return GroundingPolicy.OPEN, f"the task is a dialogue turn ({turns} speaker turns)"
-    if match := _REWORD.search(ask):
+    if match := _unnegated(_REWORD, ask):
         return GroundingPolicy.ABSTRACTIVE, _cue("asks to reword its input", match)
     if turns == 1:
         return GroundingPolicy.OPEN, "the task is a chat turn (one speaker's turn)"
@@ -107,6 +111,14 @@ def _by_cue(text: str) -> tuple[GroundingPolicy, str] | None:
         return GroundingPolicy.EXTRACTIVE, _cue("asks a factual question", match)
     if "?" in text:
         return GroundingPolicy.EXTRACTIVE, "the task asks a question ('?')"
+    return None
+
+
+def _unnegated(cue: re.Pattern[str], text: str) -> re.Match[str] | None:
+    """The first match of ``cue`` not denied just before it ("not a summary")."""
+    for match in cue.finditer(text):
+        if not _DENIED.search(text[max(0, match.start() - 30) : match.start()]):
+            return match
     return None
 
 

@@ -36,6 +36,13 @@ _HEADING = re.compile(
 )
 #: ``[name] text`` opening a line, a log's or a template's label (not a speaker's turn).
 _BRACKETED = re.compile(r"^[ \t]*\[(?P<label>[A-Za-z][\w .-]{0,30})\][ \t]+(?P<body>\S.*)$")
+#: A chat role alone on its line: the header of the message below it, not a turn's text.
+_ROLE_LINE = re.compile(r"^[ \t]*(?:" + SPEAKER + r"|\[?(?:developer|model)\]?:)[ \t]*$", re.I)
+#: A heading framed by rule characters (``=== Worked example ===``, ``--- Description ---``).
+_FRAMED = re.compile(
+    r"^[ \t]*(?P<rule>[=#*~-]{2,})[ \t]*(?P<label>[^=#*~\s-](?:[^\n]{0,78}[^=#*~\s-])?)"
+    r"[ \t]*(?P=rule)[ \t]*$"
+)
 #: A bracketed label alone on its line (``[hits]``): a heading.
 _BRACKET_LINE = re.compile(r"^[ \t]*\[[A-Za-z][\w .-]{0,30}\][ \t]*$")
 #: A line of markup only (``<<END_TURN>>``, ``<div class="x">``, ``</div>``): layout, never
@@ -65,13 +72,16 @@ class Block:
 
 
 def blocks_of(task: str) -> list[Block]:
-    """The task's blocks in the order they are written; empty ones dropped."""
+    """The task's blocks in the order they are written.
+
+    An empty block is kept only when a label names it: a slot left to fill ("Answer:").
+    """
     payload = _json_blocks(task)
     if payload is not None:
         return payload
     held: list[Block] = []
     text = _cut_containers(task, held)
-    return [b for b in _lines_to_blocks(text, held) if b.text.strip()]
+    return [b for b in _lines_to_blocks(text, held) if b.text.strip() or b.label]
 
 
 def _json_blocks(task: str) -> list[Block] | None:
@@ -172,8 +182,8 @@ def _lines_to_blocks(text: str, held: list[Block]) -> Iterator[Block]:
     for i, line in enumerate(rows):
         stripped = line.strip()
         hole = _HOLE.match(stripped)
-        turn = _TURN_LINE.match(line) is not None
         heading = _heading(line, rows[i + 1] if i + 1 < len(rows) else "", rows[i - 1] if i else "")
+        turn = heading is None and _TURN_LINE.match(line) is not None
         labelled = None if turn or heading is not None else _labelled(line)
         joins_dialogue = turn and bool(lines) and _TURN_LINE.match(lines[0]) is not None
         ends = not stripped or hole or _RULE.match(line) or heading is not None or labelled
@@ -209,6 +219,11 @@ def _heading(line: str, following: str, before: str = "") -> str | None:
     separator: neither is a heading. A closing tag ends a block and names nothing ("").
     """
     text = line.strip()
+    if _ROLE_LINE.match(line):  # a chat template's message header ("user:" on its own)
+        return text.rstrip(":").strip("[] \t").lower()
+    framed = _FRAMED.match(line)
+    if framed:
+        return framed.group("label").strip().lower()
     if _BRACKET_LINE.match(line):
         return text.strip("[]").strip().lower()
     if _MARKUP_LINE.match(line) and not _HOLE.match(text):

@@ -30,13 +30,15 @@ from workers.evaluate.findings import sentences, words
 from workers.evaluate.wall.grounding.lexicon import squash, tokens
 from workers.evaluate.wall.grounding.task_blocks import Block, blocks_of
 from workers.evaluate.wall.grounding.task_speech import SPEAKER, is_directive
+from workers.evaluate.wall.grounding.task_structure import as_turns, without_examples
 
 #: Label words that say a block is material to work on (a hint; the shape decides without).
+#: Not "input" nor "note": an "Input:" is as often the question and a "Note:" an instruction.
 MATERIAL_LABELS = frozenset(
     """
     abstract article background content context data document email evidence excerpt
-    fact information input knowledge note paper passage reference report result
-    retrieved source story text transcript
+    fact information knowledge paper passage reference report result retrieved source
+    story text transcript
     """.split()
 )
 #: Label words that say a block is the ask (a hint, like ``MATERIAL_LABELS``).
@@ -103,7 +105,8 @@ def split_task(task: str | None, sources: Sequence[Source] = ()) -> TaskParts:
 
 @lru_cache(maxsize=32)
 def _split(task: str, sources: tuple[Source, ...]) -> TaskParts:
-    pieces = [piece for block in blocks_of(task) for piece in _pieces(block)]
+    blocks = as_turns(without_examples(blocks_of(task)))
+    pieces = [piece for block in blocks if block.text.strip() for piece in _pieces(block)]
     if len(pieces) > 1 and all(role is Role.MATERIAL for role, _ in pieces):
         pieces = _with_an_ask(pieces)
     asks = [text for role, text in pieces if role is Role.ASK]
@@ -178,7 +181,7 @@ def _pieces(block: Block) -> list[tuple[Role, str]]:
     # "Summarize the following article: ..." is asked by its label.
     asked = [(Role.ASK, block.label)] if block.label and is_directive(block.label) else []
     if speaker_turns(text) >= 2:
-        return [*asked, (Role.ASK, text)]
+        return [*asked, *_dialogue(text)]
     hint = _hint(block.label)
     if hint is Role.ASK and not _enough(text, MIN_RUN_WORDS):
         return [*asked, (Role.ASK, text)]  # "Question: ... in what city" lacks its "?"
@@ -187,13 +190,36 @@ def _pieces(block: Block) -> list[tuple[Role, str]]:
     return [*asked, *_by_shape(text)]
 
 
+def _dialogue(text: str) -> list[tuple[Role, str]]:
+    """A dialogue is the ask; lines of a longer block that hold no turn are read by shape.
+
+    A chat export pastes the passage in one message and the conversation in another.
+    """
+    lines = [line for line in text.splitlines() if line.strip()]
+    if all(speaker_turns(line) for line in lines):
+        return [(Role.ASK, text)]
+    pieces: list[tuple[Role, str]] = []
+    rest: list[str] = []
+    for line in [*lines, ""]:
+        if line and not speaker_turns(line):
+            rest.append(line)
+            continue
+        if rest:
+            pieces += _by_shape("\n".join(rest))
+            rest = []
+        if line:
+            pieces.append((Role.ASK, line))
+    return pieces
+
+
 def _by_shape(text: str) -> list[tuple[Role, str]]:
     """Statements are material; what is said to the reader around them is the ask.
 
     The ask sits at a block's edges ("Read this. <passage> Answer briefly."): directive
     sentences before the first statement and after the last go to the ask. Between them,
     a block of mostly statements is material whole (an article quotes a question or
-    two); otherwise each long enough run of statements is.
+    two), unless a line of its own asks (a chat export's message); otherwise each long
+    enough run of statements is.
     """
     said = _units(text)
     flags = [is_directive(u.text) for u in said]
@@ -205,10 +231,13 @@ def _by_shape(text: str) -> list[tuple[Role, str]]:
     if len(stated) == len(said):
         return [(Role.MATERIAL if _passage(text) else Role.ASK, text)]
     pieces = [(Role.ASK, _joined(said[:first]))] if first else []
-    if len(core) >= LONG_BLOCK and len(stated) >= MOSTLY_STATEMENTS * len(core):
+    core_flags = flags[first : last + 1]
+    asides = [u for u, directive in zip(core, core_flags, strict=True) if directive]
+    lines_asked = any(u.opens_line and u.closes_line for u in asides)  # a chat export's line
+    if len(core) >= LONG_BLOCK and len(stated) >= MOSTLY_STATEMENTS * len(core) and not lines_asked:
         pieces.append((Role.MATERIAL, _joined(core)))
     else:
-        pieces += _runs(core, flags[first : last + 1])
+        pieces += _runs(core, core_flags)
     if last + 1 < len(said):
         pieces.append((Role.ASK, _joined(said[last + 1 :])))
     return pieces

@@ -17,8 +17,10 @@ SPEAKER = (
 )
 #: A sentence ending in a colon this short announces what follows; a longer one states.
 MAX_INTRODUCER_WORDS = 12
-#: Markup opening a sentence: tags, bracketed labels, bullets, emphasis, quote marks.
-_MARKUP = re.compile(r"^(?:\s*(?:<{1,2}[^<>]*>{1,2}|\[[^\]]{0,40}\]|[-*•>#|_]+|\d{1,2}[.)]))+\s*")
+#: Markup opening a sentence: tags, bracketed labels, bullets, emphasis, an @mention.
+_MARKUP = re.compile(
+    r"^(?:\s*(?:<{1,2}[^<>]*>{1,2}|\[[^\]]{0,40}\]|[-*•>#|_]+|\d{1,2}[.)]|@[\w.-]+,?))+\s*"
+)
 _QUOTED = re.compile(r"\"[^\"\n]*\"|“[^”\n]*”")
 #: "you" in any case, but not a capitalised "You" inside a sentence (a title: "Thank You
 #: for Smoking"); "please" anywhere.
@@ -81,6 +83,7 @@ def is_directive(sentence: str) -> bool:
     if not text:
         return False
     head, colon, tail = text.rpartition(": ")
+    tail = _MARKUP.sub("", tail)
     if colon and head and tail[:1].isupper() and _speaks(tail):
         return True
     return _speaks(text)
