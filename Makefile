@@ -60,9 +60,13 @@ pages:
 	$(PY) -m tests.house_picture
 	$(PY) -m bench.readme_figures
 
-# pytest exits 5 when it collects nothing: that is a failure here, as it should be.
+# pytest exits 5 when it collects nothing: that is a failure here, as it should be. Two
+# workers, a file each at a time (a module's fleet is started once): most of the suite waits
+# on processes, Redis and restarts rather than computing, and every test holds beside
+# another run. PYTEST_WORKERS=0 runs it in one process.
+PYTEST_WORKERS ?= 2
 test: install lint typecheck docs
-	$(PY) -m pytest -q
+	$(PY) -m pytest -q -n $(PYTEST_WORKERS) --dist loadfile
 
 check: test
 
