@@ -158,17 +158,24 @@ class PageServer:
                     return
                 head += piece
             path = head.split(b" ", 2)[1].decode("latin-1") if head.count(b" ") >= 2 else "/"
+            page = self.pages.get(path, Page(status=404, body=b"not here"))
             with self._lock:
                 self.hits[path] += 1
                 self._in_flight += 1
                 self.max_in_flight = max(self.max_in_flight, self._in_flight)
+            # In flight from its arrival until its answer starts to go out: counted so, the
+            # server never sees more at once than a client let out (a client that has read
+            # a whole answer may start its next request before this thread runs again).
             try:
-                self._answer(conn, self.pages.get(path, Page(status=404, body=b"not here")))
-            except OSError:
-                pass  # the client hung up: what it was owed no longer matters
+                if page.hold_s:
+                    self._stopping.wait(page.hold_s)
             finally:
                 with self._lock:
                     self._in_flight -= 1
+            try:
+                self._answer(conn, page)
+            except OSError:
+                pass  # the client hung up: what it was owed no longer matters
 
     def _pad(self, conn: socket.socket, missing: int) -> None:
         """Zeros up to a claimed length, until the client hangs up (it should, at its cap)."""
@@ -178,8 +185,6 @@ class PageServer:
             missing -= len(block)
 
     def _answer(self, conn: socket.socket, page: Page) -> None:
-        if page.hold_s:
-            self._stopping.wait(page.hold_s)
         if page.raw is not None:
             conn.sendall(page.raw)
             return
