@@ -1,0 +1,300 @@
+"""Broken code, or not code in its tag's language at all: the parser's own evidence says which.
+
+A model's slip leaves code that its parser reads up to the slip: a dropped bracket, a
+missing colon, an unterminated string, a trailing comma, a line pushed off its block's
+column, an answer cut off. So either the parser reads the block to its very end (it was
+cut off: all of it before the end is code), or one such edit where the parser stopped
+makes the whole block read. Program output, prose, an ASCII tree, a grammar or another
+language under the tag is neither: its parser stops early, and no single bracket, colon,
+quote, comma or indentation mends it, because the trouble is on every line. Such a block
+is mis-tagged, not broken, and is listed as ``not <language>``, never failed.
+
+Shell reads nearly any line as a command, so nearly any text is one edit away from a
+script; there bash's own verdict and the commands' names decide (``_not_shell``).
+"""
+
+from __future__ import annotations
+
+import re
+import textwrap
+from collections.abc import Callable, Iterator
+from itertools import islice
+
+from schemas.code import CodeLanguage
+from workers.evaluate.code import leniency
+from workers.evaluate.code.grammars import Grammar, error_rows, node_texts
+from workers.evaluate.code.syntax import syntax_error
+from workers.evaluate.parsed import ParseFailure
+
+_L = CodeLanguage
+Reads = Callable[[str], bool]
+
+#: Most edits tried on one block before it is judged no slip.
+MAX_EDITS = 120
+#: Most characters the edits of one block may have parsed (a long block gets fewer edits).
+PARSE_BUDGET = 600_000
+#: Most separate lines one slip leaves a recovering parser (tree-sitter) unable to read.
+MAX_SPOILED_ROWS = 8
+_GRAMMARS = {
+    _L.JAVASCRIPT: Grammar.JAVASCRIPT,
+    _L.TYPESCRIPT: Grammar.TYPESCRIPT,
+    _L.HTML: Grammar.HTML,
+    _L.DOCKERFILE: Grammar.DOCKERFILE,
+}
+#: How many readings one edit may cost (as written, as fragments, in other dialects).
+_READINGS = {_L.SQL: 8, _L.TYPESCRIPT: 7, _L.JAVASCRIPT: 6, _L.JSON: 4, _L.PYTHON: 3}
+#: Lines on either side of where the parser stopped that an edit may touch.
+_REACH = 3
+#: Lines between a multi-line bracket's opener and the stop where its closer is sought.
+_LINE_SPOTS = 8
+#: Lines before the stop where a string left open may have started.
+_QUOTE_REACH = 40
+#: The brackets and separators a slip drops (or leaves), per language.
+_TOKENS: dict[CodeLanguage, tuple[str, ...]] = {
+    _L.PYTHON: (")", "]", "}", ":", ","),
+    _L.JSON: ("}", "]", ",", ":"),
+    _L.JAVASCRIPT: (")", "]", "}", ",", ":", ";"),
+    _L.TYPESCRIPT: (")", "]", "}", ",", ":", ";"),
+    _L.SQL: (")", ","),
+    _L.YAML: (":", "]", "}"),
+    _L.TOML: ("=", "]", "}", ","),
+    _L.XML: (">", "/>"),
+    _L.HTML: (">",),
+    _L.DOCKERFILE: ("]", "\\"),
+}
+_QUOTES: dict[CodeLanguage, tuple[str, ...]] = {
+    _L.JSON: ('"',),
+    _L.JAVASCRIPT: ('"', "'", "`"),
+    _L.TYPESCRIPT: ('"', "'", "`"),
+}
+_INDENTED = frozenset({_L.PYTHON, _L.YAML})
+#: ``compile`` flags with which a valid prefix of Python fails as "incomplete input"
+#: (the REPL's test, ``codeop``: Python's own word that the text was cut off).
+_INCOMPLETE_FLAGS = 0x4000 | 0x200
+
+
+def not_code(language: CodeLanguage, body: str, failure: ParseFailure, reads: Reads) -> str:
+    """Why the rejected ``body`` is not code in ``language`` at all; '' when it is broken code.
+
+    ``reads``: whether a text parses as the block would (as written or as a fragment).
+    Each edit costs a parse of the whole block, so a long block is allowed fewer
+    (``PARSE_BUDGET``); one whose edits run out before any mends it is judged by what
+    follows the line its parser stopped on (``_reads_after``).
+    """
+    if language is _L.SHELL:
+        return _not_shell(body, failure)
+    if _cut_off(language, body, failure, reads):
+        return ""
+    grammar = _GRAMMARS.get(language)
+    spoiled = error_rows(grammar, body) if grammar is not None else 0
+    if spoiled > MAX_SPOILED_ROWS:
+        return f"its parser finds errors on {spoiled} separate lines, more than one slip leaves"
+    allowed = min(MAX_EDITS, PARSE_BUDGET // (max(1, len(body)) * _READINGS.get(language, 2)))
+    edits = list(islice(_unique(_edits(language, body, failure)), allowed + 1))
+    if any(reads(edited) for edited in edits[:allowed]):
+        return ""
+    if len(edits) > allowed and _reads_after(body, failure, reads):
+        return ""
+    where = f"line {failure.line}" if failure.line is not None else "its start"
+    return f"its parser stops at {where}, and no one bracket, colon, quote or indent mends it"
+
+
+def _unique(texts: Iterator[str]) -> Iterator[str]:
+    seen: set[str] = set()
+    for text in texts:
+        if text not in seen:
+            seen.add(text)
+            yield text
+
+
+def _cut_off(language: CodeLanguage, body: str, failure: ParseFailure, reads: Reads) -> bool:
+    """Whether the block reads as code up to its end and stops only there: cut off."""
+    if language is _L.PYTHON:
+        return any(_incomplete(text) for text in dict.fromkeys((body, textwrap.dedent(body))))
+    if _at_last_word(body, failure):
+        return True
+    trimmed = body.rstrip().rstrip(",")
+    return any(
+        text is not None and reads(text)
+        for text in dict.fromkeys((leniency.closed(body), leniency.closed(trimmed)))
+    )
+
+
+def _incomplete(text: str) -> bool:
+    try:
+        compile(text, "<block>", "exec", _INCOMPLETE_FLAGS, dont_inherit=True)
+    except SyntaxError as exc:
+        return exc.msg == "incomplete input"
+    except (ValueError, RecursionError, MemoryError):
+        return False
+    return False
+
+
+def _at_last_word(body: str, failure: ParseFailure) -> bool:
+    """Whether the parser stopped at the block's last word or after it."""
+    if failure.line is None:
+        return False
+    lines = body.rstrip().split("\n")
+    if failure.line != len(lines):
+        return failure.line > len(lines)
+    words = lines[-1].split()
+    if not words:
+        return True
+    return (failure.column or 1) - 1 >= len(lines[-1].rstrip()) - len(words[-1])
+
+
+def _reads_after(body: str, failure: ParseFailure, reads: Reads) -> bool:
+    """Whether the code after the stop reads: from the next line as far out as the block's.
+
+    A slip spoils its own statement, and the statements after it read as code again; in
+    program output or prose the next line fails like the first.
+    """
+    lines = body.split("\n")
+    margin = min((_indent(line) for line in lines if line.strip()), default=0)
+    for row in range(failure.line or len(lines), len(lines)):
+        if lines[row].strip() and _indent(lines[row]) == margin:
+            return reads("\n".join(lines[row:]))
+    return False
+
+
+def _indent(line: str) -> int:
+    return len(line) - len(line.lstrip())
+
+
+#: Where a token may end: before a space, a separator or a closer, or at the line's end.
+_TOKEN_END = re.compile(r"(?<=\S)(?=[ \t,;:)\]}]|$)", re.M)
+_PAIRS = {"(": ")", "[": "]", "{": "}"}
+
+
+def _edits(language: CodeLanguage, body: str, failure: ParseFailure) -> Iterator[str]:
+    """The block with one slip undone near where its parser stopped, likeliest first."""
+    lines = body.split("\n")
+    row = min(max((failure.line or len(lines)) - 1, 0), len(lines) - 1)
+    starts = [0]
+    for line in lines:
+        starts.append(starts[-1] + len(line) + 1)
+    stop = starts[row] + min(max((failure.column or 1) - 1, 0), len(lines[row]))
+    yield body[:stop] + body[stop + 1 :]
+    before = len(body[:stop].rstrip())
+    if before and not body[before - 1].isalnum():
+        yield body[: before - 1] + body[before:]
+    ends = [m.start() for m in _TOKEN_END.finditer(body)]
+    limit = starts[min(row + _REACH, len(lines))]
+    for opener, closer in _unclosed(language, body, limit):
+        yield from (
+            body[:at] + closer + body[at:] for at in _closing_spots(body, opener, ends, limit)
+        )
+    near = [r for r in _rows_near(row, len(lines)) if lines[r].strip()]
+    spots = [stop, before] + [starts[r] + len(lines[r].rstrip()) for r in near]
+    for spot in dict.fromkeys([*spots, len(body.rstrip())]):
+        for token in _TOKENS[language]:
+            yield body[:spot] + token + body[spot:]
+    if language in _INDENTED:
+        yield from _reindented(lines, near)
+    for quote in _QUOTES.get(language, ('"', "'")):
+        for r in _odd_rows(lines, row, quote):
+            line_ends = [at for at in ends if starts[r] <= at < starts[r + 1]]
+            first = starts[r] + lines[r].find(quote)
+            yield from (body[:at] + quote + body[at:] for at in reversed(line_ends) if at > first)
+
+
+def _closing_spots(body: str, opener: int, ends: list[int], limit: int) -> Iterator[int]:
+    """Where a dropped closer may have stood.
+
+    After a word on the opener's lines, or opening a later line as far in as the
+    opener's: a multi-line bracket's closer has a line of its own.
+    """
+    line_start = body.rfind("\n", 0, opener) + 1
+    indent = _indent(body[line_start : body.find("\n", opener) % (len(body) + 1)])
+    reach = line_start
+    for _ in range(_REACH + 1):
+        reach = body.find("\n", reach) + 1 or len(body)
+    yield from (at for at in ends if opener < at < reach)
+    at, found = reach, 0
+    while 0 < at < limit and found < _LINE_SPOTS:
+        line = body[at : body.find("\n", at) % (len(body) + 1)]
+        if line.strip() and _indent(line) == indent:
+            found += 1
+            yield at + indent
+        at = body.find("\n", at) + 1
+
+
+def _odd_rows(lines: list[str], row: int, quote: str) -> Iterator[int]:
+    """Rows at and before the stop with an odd count of ``quote``: a string left open.
+
+    A string whose closing quote is lost swallows the code after it up to the next
+    quote, so the parser may stop well after the slip.
+    """
+    found = 0
+    for r in range(row, max(-1, row - _QUOTE_REACH), -1):
+        if lines[r].count(quote) % 2 == 1:
+            yield r
+            found += 1
+            if found == _REACH:
+                return
+
+
+def _unclosed(language: CodeLanguage, body: str, limit: int) -> list[tuple[int, str]]:
+    """The brackets left open near the stop (innermost first), with the closer each wants.
+
+    Read up to the first closer that matches nothing open, or up to ``limit``: a dropped
+    closer leaves its opener open there. Strings and comments are skipped.
+    """
+    code = leniency.code_only(language, body)
+    stack: list[tuple[int, str]] = []
+    for at, char in enumerate(code[:limit]):
+        if char in _PAIRS:
+            stack.append((at, _PAIRS[char]))
+        elif char in ")]}":
+            if not stack or stack[-1][1] != char:
+                break
+            stack.pop()
+    return list(reversed(stack))[:2]
+
+
+def _rows_near(row: int, count: int) -> list[int]:
+    """The stop's row, then the rows after it, then those before it, nearest first."""
+    after = range(row + 1, min(count, row + _REACH + 1))
+    before = range(row - 1, max(-1, row - _REACH - 1), -1)
+    return [row, *after, *before]
+
+
+def _reindented(lines: list[str], near: list[int]) -> Iterator[str]:
+    """A line near the stop moved to the column of the code line before or after it."""
+    for r in near[:3]:
+        for other in (r - 1, r + 1):
+            if 0 <= other < len(lines) and lines[other].strip():
+                indent = lines[other][: _indent(lines[other])]
+                yield "\n".join([*lines[:r], indent + lines[r].lstrip(), *lines[r + 1 :]])
+
+
+#: Bash's reserved words and control operators: a slip (a dropped ``then``, ``do`` or
+#: opening bracket) leaves one of these where bash does not expect it.
+_SHELL_GRAMMAR = frozenset(
+    "! case coproc do done elif else esac fi for function if in select then time until while"
+    " { } [[ ]] || && & ; ;; ;& ;;& | |& ) newline < > >> <& >& <> << <<- <<< >|".split()
+)
+_UNEXPECTED = re.compile(r"unexpected token `(.*)'$")
+#: What a shell block may really be when bash refuses it: languages bash's grammar is not.
+_OTHER_LANGUAGES = (_L.PYTHON, _L.JAVASCRIPT, _L.TYPESCRIPT, _L.JSON)
+
+
+def _not_shell(body: str, failure: ParseFailure) -> str:
+    """Why the block bash refuses is not a shell script at all; '' when it is one, broken.
+
+    A call's ``(`` after a command's words, or a word where bash wanted an operator, is
+    another language's syntax: no slip of a script puts it there. A block that another
+    language reads whole is that language. And a command is a program's name: a block
+    whose commands are mostly named by punctuation (``+--``, ``|``) is a drawing.
+    """
+    unexpected = _UNEXPECTED.search(failure.message)
+    if unexpected and unexpected.group(1) not in _SHELL_GRAMMAR:
+        return f"bash stops at {unexpected.group(1)[:30]!r}, where a script has none"
+    other = next((o for o in _OTHER_LANGUAGES if syntax_error(o, body) is None), None)
+    if other is not None:
+        return f"it reads as {other.value}"
+    names = node_texts(Grammar.BASH, body, "command_name")
+    nameless = [n for n in names if not any(c.isalnum() for c in n)]
+    if len(nameless) >= 2 and 2 * len(nameless) >= len(names):
+        return f"{len(nameless)} of its {len(names)} commands have no name: a drawing"
+    return ""
