@@ -13,6 +13,7 @@ from __future__ import annotations
 import importlib
 import threading
 import warnings
+from dataclasses import dataclass
 from enum import StrEnum
 from typing import TYPE_CHECKING
 
@@ -124,20 +125,32 @@ def node_texts(grammar: Grammar, text: str, node_type: str, limit: int = 200) ->
     return found
 
 
-def error_rows(grammar: Grammar, text: str) -> int:
-    """On how many separate lines ``grammar`` finds something it could not read."""
+@dataclass(frozen=True, slots=True)
+class Unread:
+    """What a recovering parse could not read in a text."""
+
+    rows: int
+    """On how many separate lines it met something it could not read."""
+    share: float
+    """The share of the text inside what it could not read (its ``ERROR`` nodes)."""
+
+
+def unread(grammar: Grammar, text: str) -> Unread:
+    """What ``grammar`` could not read in ``text``: on how many lines, and how much of it."""
     from tree_sitter import Parser
 
     source = text.encode("utf-8", errors="surrogatepass")
     stack = [Parser(_language(grammar)).parse(source).root_node]
     rows: set[int] = set()
+    covered = 0
     while stack:
         node = stack.pop()
         if node.is_error or (node.is_missing and not node.type.startswith("_implicit")):
             rows.add(node.start_point[0])
+            covered += node.end_byte - node.start_byte
             continue
         stack.extend(child for child in node.children if child.has_error)
-    return len(rows)
+    return Unread(len(rows), covered / max(1, len(source)))
 
 
 def grammar_reads(grammar: Grammar, text: str) -> bool:

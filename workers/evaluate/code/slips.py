@@ -22,7 +22,7 @@ from itertools import islice
 
 from schemas.code import CodeLanguage
 from workers.evaluate.code import leniency
-from workers.evaluate.code.grammars import Grammar, error_rows, node_texts
+from workers.evaluate.code.grammars import Grammar, Unread, node_texts, unread
 from workers.evaluate.code.syntax import syntax_error
 from workers.evaluate.parsed import ParseFailure
 
@@ -31,8 +31,29 @@ Reads = Callable[[str], bool]
 
 #: Most edits tried on one block before it is judged no slip.
 MAX_EDITS = 120
-#: Most characters the edits of one block may have parsed (a long block gets fewer edits).
-PARSE_BUDGET = 600_000
+#: What the edits of one block may cost: characters parsed, weighed by ``_COST``.
+PARSE_BUDGET = 3_000_000
+#: What parsing one character of an edit costs, per language: the readings each edit
+#: may take (as written, as fragments, in other dialects) times the parser's slowness
+#: beside CPython's (the C JSON decoder is fast, sqlglot is pure Python).
+_COST = {
+    _L.JSON: 1,
+    _L.XML: 1,
+    _L.PYTHON: 3,
+    _L.YAML: 3,
+    _L.HTML: 3,
+    _L.DOCKERFILE: 3,
+    _L.JAVASCRIPT: 6,
+    _L.TOML: 6,
+    _L.TYPESCRIPT: 7,
+    _L.SQL: 40,
+}
+#: How much slower tree-sitter reads text it cannot read (its error recovery on prose)
+#: than code: the cost of an edit grows with the share of the block it could not read.
+_SLOWER_UNREAD = 25
+#: Languages whose statements stand alone, so the code after a slip's statement reads
+#: on its own: a long block whose edits run out is judged by it (``_reads_after``).
+_STATEMENTS = frozenset({_L.PYTHON, _L.JAVASCRIPT, _L.TYPESCRIPT, _L.SQL, _L.DOCKERFILE})
 #: Most separate lines one slip leaves a recovering parser (tree-sitter) unable to read.
 MAX_SPOILED_ROWS = 8
 _GRAMMARS = {
@@ -41,8 +62,6 @@ _GRAMMARS = {
     _L.HTML: Grammar.HTML,
     _L.DOCKERFILE: Grammar.DOCKERFILE,
 }
-#: How many readings one edit may cost (as written, as fragments, in other dialects).
-_READINGS = {_L.SQL: 8, _L.TYPESCRIPT: 7, _L.JAVASCRIPT: 6, _L.JSON: 4, _L.PYTHON: 3}
 #: Lines on either side of where the parser stopped that an edit may touch.
 _REACH = 3
 #: Lines between a multi-line bracket's opener and the stop where its closer is sought.
@@ -78,22 +97,25 @@ def not_code(language: CodeLanguage, body: str, failure: ParseFailure, reads: Re
 
     ``reads``: whether a text parses as the block would (as written or as a fragment).
     Each edit costs a parse of the whole block, so a long block is allowed fewer
-    (``PARSE_BUDGET``); one whose edits run out before any mends it is judged by what
-    follows the line its parser stopped on (``_reads_after``).
+    (``PARSE_BUDGET``). One whose edits run out before any mends it is broken code when
+    the code after the line its parser stopped on reads (``_reads_after``), or when its
+    language is one document (JSON, YAML, TOML, XML) that no part of reads alone: the
+    engine claims "not code" only where it could test it.
     """
     if language is _L.SHELL:
         return _not_shell(body, failure)
     if _cut_off(language, body, failure, reads):
         return ""
     grammar = _GRAMMARS.get(language)
-    spoiled = error_rows(grammar, body) if grammar is not None else 0
-    if spoiled > MAX_SPOILED_ROWS:
-        return f"its parser finds errors on {spoiled} separate lines, more than one slip leaves"
-    allowed = min(MAX_EDITS, PARSE_BUDGET // (max(1, len(body)) * _READINGS.get(language, 2)))
+    seen = unread(grammar, body) if grammar is not None else Unread(0, 0.0)
+    if seen.rows > MAX_SPOILED_ROWS:
+        return f"its parser finds errors on {seen.rows} separate lines, more than one slip leaves"
+    cost = _COST[language] * (1 + _SLOWER_UNREAD * seen.share)
+    allowed = min(MAX_EDITS, int(PARSE_BUDGET // (max(1, len(body)) * cost)))
     edits = list(islice(_unique(_edits(language, body, failure)), allowed + 1))
     if any(reads(edited) for edited in edits[:allowed]):
         return ""
-    if len(edits) > allowed and _reads_after(body, failure, reads):
+    if len(edits) > allowed and (language not in _STATEMENTS or _reads_after(body, failure, reads)):
         return ""
     where = f"line {failure.line}" if failure.line is not None else "its start"
     return f"its parser stops at {where}, and no one bracket, colon, quote or indent mends it"
@@ -116,8 +138,22 @@ def _cut_off(language: CodeLanguage, body: str, failure: ParseFailure, reads: Re
     trimmed = body.rstrip().rstrip(",")
     return any(
         text is not None and reads(text)
-        for text in dict.fromkeys((leniency.closed(body), leniency.closed(trimmed)))
+        for text in dict.fromkeys((_closed(language, body), _closed(language, trimmed)))
     )
+
+
+def _closed(language: CodeLanguage, text: str) -> str | None:
+    """``text`` with the brackets it left open closed after it; None if none are open.
+
+    A closer that matches nothing open means the text is not merely cut short.
+    """
+    stack: list[str] = []
+    for char in leniency.code_only(language, text):
+        if char in _PAIRS:
+            stack.append(_PAIRS[char])
+        elif char in ")]}" and (not stack or stack.pop() != char):
+            return None
+    return text.rstrip() + "\n" + "".join(reversed(stack)) + "\n" if stack else None
 
 
 def _incomplete(text: str) -> bool:
@@ -164,6 +200,7 @@ def _indent(line: str) -> int:
 #: Where a token may end: before a space, a separator or a closer, or at the line's end.
 _TOKEN_END = re.compile(r"(?<=\S)(?=[ \t,;:)\]}]|$)", re.M)
 _PAIRS = {"(": ")", "[": "]", "{": "}"}
+_WORD = re.compile(r"[\w$.'\"-]+")
 
 
 def _edits(language: CodeLanguage, body: str, failure: ParseFailure) -> Iterator[str]:
@@ -185,7 +222,11 @@ def _edits(language: CodeLanguage, body: str, failure: ParseFailure) -> Iterator
             body[:at] + closer + body[at:] for at in _closing_spots(body, opener, ends, limit)
         )
     near = [r for r in _rows_near(row, len(lines)) if lines[r].strip()]
-    spots = [stop, before] + [starts[r] + len(lines[r].rstrip()) for r in near]
+    spots = [stop, before]
+    word = _WORD.match(body, stop)
+    if word is not None and _unclosed(language, body, stop):
+        spots.append(word.end())  # a key's separator, inside brackets: never a label's
+    spots += [starts[r] + len(lines[r].rstrip()) for r in near]
     for spot in dict.fromkeys([*spots, len(body.rstrip())]):
         for token in _TOKENS[language]:
             yield body[:spot] + token + body[spot:]
@@ -275,6 +316,10 @@ _SHELL_GRAMMAR = frozenset(
     " { } [[ ]] || && & ; ;; ;& ;;& | |& ) newline < > >> <& >& <> << <<- <<< >|".split()
 )
 _UNEXPECTED = re.compile(r"unexpected token `(.*)'$")
+#: ``[a | b]``: a ``|`` inside brackets glued to a word. To bash a ``|`` ends a command
+#: wherever it stands, so the brackets cannot hold it: a synopsis's alternatives do.
+_ALTERNATIVES = re.compile(r"\[[^\]\s][^\]\n]*?\|[^\]\n]*\]")
+_QUOTED = re.compile(r"'[^'\n]*'|\"(?:\\.|[^\"\\\n])*\"")
 #: What a shell block may really be when bash refuses it: languages bash's grammar is not.
 _OTHER_LANGUAGES = (_L.PYTHON, _L.JAVASCRIPT, _L.TYPESCRIPT, _L.JSON)
 
@@ -283,13 +328,17 @@ def _not_shell(body: str, failure: ParseFailure) -> str:
     """Why the block bash refuses is not a shell script at all; '' when it is one, broken.
 
     A call's ``(`` after a command's words, or a word where bash wanted an operator, is
-    another language's syntax: no slip of a script puts it there. A block that another
-    language reads whole is that language. And a command is a program's name: a block
-    whose commands are mostly named by punctuation (``+--``, ``|``) is a drawing.
+    another language's syntax: no slip of a script puts it there; so are alternatives in
+    brackets (``[a | b]``), a synopsis's. A block that another language reads whole is
+    that language. And a command is a program's name: a block whose commands are mostly
+    named by punctuation (``+--``, ``|``) is a drawing.
     """
     unexpected = _UNEXPECTED.search(failure.message)
     if unexpected and unexpected.group(1) not in _SHELL_GRAMMAR:
         return f"bash stops at {unexpected.group(1)[:30]!r}, where a script has none"
+    alternatives = _ALTERNATIVES.search(_QUOTED.sub("", body))
+    if alternatives is not None:
+        return f"{alternatives.group(0)[:40]!r} offers alternatives, as a synopsis does"
     other = next((o for o in _OTHER_LANGUAGES if syntax_error(o, body) is None), None)
     if other is not None:
         return f"it reads as {other.value}"
