@@ -81,7 +81,7 @@ PYTHON_BLOCK = (
         ("bash", CodeLanguage.SHELL, ASCII_TREE, "not shell: 4 of its 6 commands have no name"),
         ("bash", CodeLanguage.SHELL, GRAMMAR, "not shell: '[#<commit-ish> | #semver:<semver>]'"),
         ("json", CodeLanguage.JSON, JS_OBJECT, "not json: its parser stops at line 1"),
-        ("bash", CodeLanguage.SHELL, PYTHON_BLOCK, "not shell: bash stops at"),
+        ("bash", CodeLanguage.SHELL, PYTHON_BLOCK, "not shell: it reads as python"),
     ],
 )
 def test_a_block_that_is_not_code_in_its_language_is_listed_never_failed(

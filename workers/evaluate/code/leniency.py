@@ -125,6 +125,7 @@ def elided_lines(language: CodeLanguage, body: str) -> list[int]:
 _STRINGS_AND_COMMENTS = {
     _L.SQL: re.compile(r"'(?:''|[^'])*'|\"[^\"]*\"|--[^\n]*|/\*.*?\*/", re.S),
     _L.TOML: re.compile(r"\"(?:\\.|[^\"\\\n])*\"|'[^'\n]*'|#[^\n]*"),
+    _L.SHELL: re.compile(r"'[^']*'|\"(?:\\.|[^\"\\])*\"|(?<![^\s;|&(])#[^\n]*"),
     _L.PYTHON: re.compile(
         r"\"\"\".*?\"\"\"|'''.*?'''|\"(?:\\.|[^\"\\\n])*\"|'(?:\\.|[^'\\\n])*'|#[^\n]*", re.S
     ),

@@ -18,11 +18,11 @@ from __future__ import annotations
 import re
 import textwrap
 from collections.abc import Callable, Iterator
-from itertools import islice
+from itertools import chain, islice
 
 from schemas.code import CodeLanguage
 from workers.evaluate.code import leniency
-from workers.evaluate.code.grammars import Grammar, Unread, node_texts, unread
+from workers.evaluate.code.grammars import Grammar, Unread, grammar_failure, node_texts, unread
 from workers.evaluate.code.syntax import syntax_error
 from workers.evaluate.parsed import ParseFailure
 
@@ -38,10 +38,7 @@ PARSE_BUDGET = 3_000_000
 #: beside CPython's (the C JSON decoder is fast, sqlglot is pure Python).
 _COST = {
     _L.JSON: 1,
-    _L.XML: 1,
     _L.PYTHON: 3,
-    _L.YAML: 3,
-    _L.HTML: 3,
     _L.DOCKERFILE: 3,
     _L.JAVASCRIPT: 6,
     _L.TOML: 6,
@@ -51,9 +48,9 @@ _COST = {
 #: How much slower tree-sitter reads text it cannot read (its error recovery on prose)
 #: than code: the cost of an edit grows with the share of the block it could not read.
 _SLOWER_UNREAD = 25
-#: Languages whose statements stand alone, so the code after a slip's statement reads
-#: on its own: a long block whose edits run out is judged by it (``_reads_after``).
-_STATEMENTS = frozenset({_L.PYTHON, _L.JAVASCRIPT, _L.TYPESCRIPT, _L.SQL, _L.DOCKERFILE})
+#: Past this share of a block inside what its parser could not read, the block is not
+#: code even when not every edit could be tried.
+_MOSTLY = 0.5
 #: Most separate lines one slip leaves a recovering parser (tree-sitter) unable to read.
 MAX_SPOILED_ROWS = 8
 _GRAMMARS = {
@@ -83,6 +80,7 @@ _TOKENS: dict[CodeLanguage, tuple[str, ...]] = {
 }
 _QUOTES: dict[CodeLanguage, tuple[str, ...]] = {
     _L.JSON: ('"',),
+    _L.SHELL: ('"', "'", "`"),
     _L.JAVASCRIPT: ('"', "'", "`"),
     _L.TYPESCRIPT: ('"', "'", "`"),
 }
@@ -97,13 +95,15 @@ def not_code(language: CodeLanguage, body: str, failure: ParseFailure, reads: Re
 
     ``reads``: whether a text parses as the block would (as written or as a fragment).
     Each edit costs a parse of the whole block, so a long block is allowed fewer
-    (``PARSE_BUDGET``). One whose edits run out before any mends it is broken code when
-    the code after the line its parser stopped on reads (``_reads_after``), or when its
-    language is one document (JSON, YAML, TOML, XML) that no part of reads alone: the
-    engine claims "not code" only where it could test it.
+    (``PARSE_BUDGET``); one whose edits run out before all were tried is taken for broken
+    code, unless its parser could not read most of it. YAML, HTML and XML are
+    not weighed: YAML and HTML read nearly any text (a plain scalar, text between tags),
+    and XML's slip, an end tag left out, is no one-character edit.
     """
     if language is _L.SHELL:
         return _not_shell(body, failure)
+    if language not in _COST:
+        return ""
     if _cut_off(language, body, failure, reads):
         return ""
     grammar = _GRAMMARS.get(language)
@@ -115,8 +115,8 @@ def not_code(language: CodeLanguage, body: str, failure: ParseFailure, reads: Re
     edits = list(islice(_unique(_edits(language, body, failure)), allowed + 1))
     if any(reads(edited) for edited in edits[:allowed]):
         return ""
-    if len(edits) > allowed and (language not in _STATEMENTS or _reads_after(body, failure, reads)):
-        return ""
+    if len(edits) > allowed and seen.share <= _MOSTLY:
+        return ""  # not every edit was tried, and most of the block reads
     where = f"line {failure.line}" if failure.line is not None else "its start"
     return f"its parser stops at {where}, and no one bracket, colon, quote or indent mends it"
 
@@ -179,20 +179,6 @@ def _at_last_word(body: str, failure: ParseFailure) -> bool:
     return (failure.column or 1) - 1 >= len(lines[-1].rstrip()) - len(words[-1])
 
 
-def _reads_after(body: str, failure: ParseFailure, reads: Reads) -> bool:
-    """Whether the code after the stop reads: from the next line as far out as the block's.
-
-    A slip spoils its own statement, and the statements after it read as code again; in
-    program output or prose the next line fails like the first.
-    """
-    lines = body.split("\n")
-    margin = min((_indent(line) for line in lines if line.strip()), default=0)
-    for row in range(failure.line or len(lines), len(lines)):
-        if lines[row].strip() and _indent(lines[row]) == margin:
-            return reads("\n".join(lines[row:]))
-    return False
-
-
 def _indent(line: str) -> int:
     return len(line) - len(line.lstrip())
 
@@ -205,22 +191,12 @@ _WORD = re.compile(r"[\w$.'\"-]+")
 
 def _edits(language: CodeLanguage, body: str, failure: ParseFailure) -> Iterator[str]:
     """The block with one slip undone near where its parser stopped, likeliest first."""
-    lines = body.split("\n")
-    row = min(max((failure.line or len(lines)) - 1, 0), len(lines) - 1)
-    starts = [0]
-    for line in lines:
-        starts.append(starts[-1] + len(line) + 1)
-    stop = starts[row] + min(max((failure.column or 1) - 1, 0), len(lines[row]))
+    lines, starts, row, stop = _located(body, failure)
     yield body[:stop] + body[stop + 1 :]
     before = len(body[:stop].rstrip())
     if before and not body[before - 1].isalnum():
         yield body[: before - 1] + body[before:]
-    ends = [m.start() for m in _TOKEN_END.finditer(body)]
-    limit = starts[min(row + _REACH, len(lines))]
-    for opener, closer in _unclosed(language, body, limit):
-        yield from (
-            body[:at] + closer + body[at:] for at in _closing_spots(body, opener, ends, limit)
-        )
+    yield from _closed_brackets(language, body)
     near = [r for r in _rows_near(row, len(lines)) if lines[r].strip()]
     spots = [stop, before]
     word = _WORD.match(body, stop)
@@ -232,6 +208,31 @@ def _edits(language: CodeLanguage, body: str, failure: ParseFailure) -> Iterator
             yield body[:spot] + token + body[spot:]
     if language in _INDENTED:
         yield from _reindented(lines, near)
+    yield from _closed_strings(language, body, failure)
+
+
+def _located(body: str, failure: ParseFailure) -> tuple[list[str], list[int], int, int]:
+    """The block's lines, where each starts, and the row and offset where the parser stopped."""
+    lines = body.split("\n")
+    row = min(max((failure.line or len(lines)) - 1, 0), len(lines) - 1)
+    starts = [0]
+    for line in lines:
+        starts.append(starts[-1] + len(line) + 1)
+    return lines, starts, row, starts[row] + min(max((failure.column or 1) - 1, 0), len(lines[row]))
+
+
+def _closed_brackets(language: CodeLanguage, body: str) -> Iterator[str]:
+    """The block with a bracket left open closed where its closer may have stood."""
+    ends = [m.start() for m in _TOKEN_END.finditer(body)]
+    for opener, closer in _unclosed(language, body, len(body)):
+        spots = _closing_spots(body, opener, ends, len(body))
+        yield from (body[:at] + closer + body[at:] for at in spots)
+
+
+def _closed_strings(language: CodeLanguage, body: str, failure: ParseFailure) -> Iterator[str]:
+    """The block with a string left open closed after a word of its line."""
+    lines, starts, row, _ = _located(body, failure)
+    ends = [m.start() for m in _TOKEN_END.finditer(body)]
     for quote in _QUOTES.get(language, ('"', "'")):
         for r in _odd_rows(lines, row, quote):
             line_ends = [at for at in ends if starts[r] <= at < starts[r + 1]]
@@ -261,13 +262,14 @@ def _closing_spots(body: str, opener: int, ends: list[int], limit: int) -> Itera
 
 
 def _odd_rows(lines: list[str], row: int, quote: str) -> Iterator[int]:
-    """Rows at and before the stop with an odd count of ``quote``: a string left open.
+    """Rows near the stop with an odd count of ``quote``: a string left open.
 
     A string whose closing quote is lost swallows the code after it up to the next
-    quote, so the parser may stop well after the slip.
+    quote, so the parser may stop well after the slip (or, recovering, well before it).
     """
     found = 0
-    for r in range(row, max(-1, row - _QUOTE_REACH), -1):
+    after = range(row + 1, min(len(lines), row + _QUOTE_REACH))
+    for r in [*range(row, max(-1, row - _QUOTE_REACH), -1), *after]:
         if lines[r].count(quote) % 2 == 1:
             yield r
             found += 1
@@ -327,15 +329,13 @@ _OTHER_LANGUAGES = (_L.PYTHON, _L.JAVASCRIPT, _L.TYPESCRIPT, _L.JSON)
 def _not_shell(body: str, failure: ParseFailure) -> str:
     """Why the block bash refuses is not a shell script at all; '' when it is one, broken.
 
-    A call's ``(`` after a command's words, or a word where bash wanted an operator, is
-    another language's syntax: no slip of a script puts it there; so are alternatives in
-    brackets (``[a | b]``), a synopsis's. A block that another language reads whole is
-    that language. And a command is a program's name: a block whose commands are mostly
-    named by punctuation (``+--``, ``|``) is a drawing.
+    Alternatives in brackets (``[a | b]``) are a synopsis's. A block that another language
+    reads whole is that language. A command is a program's name: a block whose commands
+    are mostly named by punctuation (``+--``, ``|``) is a drawing. A script's slip leaves
+    a string or a bracket open, and closing it mends the script; failing that, a call's
+    ``(`` after a command's words, or a word where bash wanted an operator, is another
+    language's syntax.
     """
-    unexpected = _UNEXPECTED.search(failure.message)
-    if unexpected and unexpected.group(1) not in _SHELL_GRAMMAR:
-        return f"bash stops at {unexpected.group(1)[:30]!r}, where a script has none"
     alternatives = _ALTERNATIVES.search(_QUOTED.sub("", body))
     if alternatives is not None:
         return f"{alternatives.group(0)[:40]!r} offers alternatives, as a synopsis does"
@@ -346,4 +346,11 @@ def _not_shell(body: str, failure: ParseFailure) -> str:
     nameless = [n for n in names if not any(c.isalnum() for c in n)]
     if len(nameless) >= 2 and 2 * len(nameless) >= len(names):
         return f"{len(nameless)} of its {len(names)} commands have no name: a drawing"
+    read = grammar_failure(Grammar.BASH, body) or failure  # where the string opened, not EOF
+    mended = chain(_closed_strings(_L.SHELL, body, read), _closed_brackets(_L.SHELL, body))
+    if any(grammar_failure(Grammar.BASH, text) is None for text in islice(mended, MAX_EDITS)):
+        return ""  # a string or a bracket left open: a script's slip
+    unexpected = _UNEXPECTED.search(failure.message)
+    if unexpected and unexpected.group(1) not in _SHELL_GRAMMAR:
+        return f"bash stops at {unexpected.group(1)[:30]!r}, where a script has none"
     return ""
