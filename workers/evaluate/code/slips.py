@@ -18,12 +18,13 @@ from __future__ import annotations
 import re
 import textwrap
 from collections.abc import Callable, Iterator
+from functools import partial
 from itertools import chain, islice
 
 from schemas.code import CodeLanguage
 from workers.evaluate.code import leniency
 from workers.evaluate.code.grammars import Grammar, Unread, grammar_failure, node_texts, unread
-from workers.evaluate.code.syntax import syntax_error
+from workers.evaluate.code.syntax import reads_quickly, syntax_error
 from workers.evaluate.parsed import ParseFailure
 
 _L = CodeLanguage
@@ -31,19 +32,25 @@ Reads = Callable[[str], bool]
 
 #: Most edits tried on one block before it is judged no slip.
 MAX_EDITS = 120
-#: What the edits of one block may cost: characters parsed, weighed by ``_COST``.
+#: Fewest edits tried on a block of up to ``MAX_FLOORED_CHARS``, whatever they cost.
+MIN_EDITS = 16
+MAX_FLOORED_CHARS = 50_000
+#: Past this size a block's edits are read as written only, not as a fragment too.
+LONG_BLOCK = 4_000
+#: What the edits of one block may cost: characters parsed, weighed by the language.
 PARSE_BUDGET = 3_000_000
-#: What parsing one character of an edit costs, per language: the readings each edit
-#: may take (as written, as fragments, in other dialects) times the parser's slowness
-#: beside CPython's (the C JSON decoder is fast, sqlglot is pure Python).
-_COST = {
-    _L.JSON: 1,
-    _L.PYTHON: 3,
-    _L.DOCKERFILE: 3,
-    _L.JAVASCRIPT: 6,
-    _L.TOML: 6,
-    _L.TYPESCRIPT: 7,
-    _L.SQL: 40,
+#: The readings one edit of a short block may take (as written, as fragments, in other
+#: dialects), and each parser's slowness beside CPython's (the C JSON decoder is fast,
+#: sqlglot and tomllib are pure Python).
+_READINGS = {_L.JSON: 4, _L.PYTHON: 3, _L.JAVASCRIPT: 6, _L.TYPESCRIPT: 7, _L.SQL: 8}
+_SLOWNESS = {
+    _L.JSON: 0.25,
+    _L.PYTHON: 1.0,
+    _L.JAVASCRIPT: 1.0,
+    _L.TYPESCRIPT: 1.0,
+    _L.DOCKERFILE: 1.0,
+    _L.TOML: 2.0,
+    _L.SQL: 5.0,
 }
 #: How much slower tree-sitter reads text it cannot read (its error recovery on prose)
 #: than code: the cost of an edit grows with the share of the block it could not read.
@@ -102,7 +109,7 @@ def not_code(language: CodeLanguage, body: str, failure: ParseFailure, reads: Re
     """
     if language is _L.SHELL:
         return _not_shell(body, failure)
-    if language not in _COST:
+    if language not in _SLOWNESS:
         return ""
     if _cut_off(language, body, failure, reads):
         return ""
@@ -110,8 +117,13 @@ def not_code(language: CodeLanguage, body: str, failure: ParseFailure, reads: Re
     seen = unread(grammar, body) if grammar is not None else Unread(0, 0.0)
     if seen.rows > MAX_SPOILED_ROWS:
         return f"its parser finds errors on {seen.rows} separate lines, more than one slip leaves"
-    cost = _COST[language] * (1 + _SLOWER_UNREAD * seen.share)
+    readings = _READINGS.get(language, 2)
+    if len(body) > LONG_BLOCK:  # a long block is not a fragment: read as written only
+        reads, readings = partial(_as_written, language), 1
+    cost = _SLOWNESS[language] * readings * (1 + _SLOWER_UNREAD * seen.share)
     allowed = min(MAX_EDITS, int(PARSE_BUDGET // (max(1, len(body)) * cost)))
+    if len(body) <= MAX_FLOORED_CHARS:
+        allowed = max(allowed, MIN_EDITS)
     edits = list(islice(_unique(_edits(language, body, failure)), allowed + 1))
     if any(reads(edited) for edited in edits[:allowed]):
         return ""
@@ -119,6 +131,10 @@ def not_code(language: CodeLanguage, body: str, failure: ParseFailure, reads: Re
         return ""  # not every edit was tried, and most of the block reads
     where = f"line {failure.line}" if failure.line is not None else "its start"
     return f"its parser stops at {where}, and no one bracket, colon, quote or indent mends it"
+
+
+def _as_written(language: CodeLanguage, text: str) -> bool:
+    return reads_quickly(language, leniency.neutralised(language, text))
 
 
 def _unique(texts: Iterator[str]) -> Iterator[str]:
@@ -197,6 +213,7 @@ def _edits(language: CodeLanguage, body: str, failure: ParseFailure) -> Iterator
     if before and not body[before - 1].isalnum():
         yield body[: before - 1] + body[before:]
     yield from _closed_brackets(language, body)
+    yield from _closed_strings(language, body, failure)
     near = [r for r in _rows_near(row, len(lines)) if lines[r].strip()]
     spots = [stop, before]
     word = _WORD.match(body, stop)
@@ -208,7 +225,6 @@ def _edits(language: CodeLanguage, body: str, failure: ParseFailure) -> Iterator
             yield body[:spot] + token + body[spot:]
     if language in _INDENTED:
         yield from _reindented(lines, near)
-    yield from _closed_strings(language, body, failure)
 
 
 def _located(body: str, failure: ParseFailure) -> tuple[list[str], list[int], int, int]:
@@ -346,11 +362,38 @@ def _not_shell(body: str, failure: ParseFailure) -> str:
     nameless = [n for n in names if not any(c.isalnum() for c in n)]
     if len(nameless) >= 2 and 2 * len(nameless) >= len(names):
         return f"{len(nameless)} of its {len(names)} commands have no name: a drawing"
-    read = grammar_failure(Grammar.BASH, body) or failure  # where the string opened, not EOF
-    mended = chain(_closed_strings(_L.SHELL, body, read), _closed_brackets(_L.SHELL, body))
-    if any(grammar_failure(Grammar.BASH, text) is None for text in islice(mended, MAX_EDITS)):
-        return ""  # a string or a bracket left open: a script's slip
+    if any(grammar_failure(Grammar.BASH, text) is None for text in _shell_edits(body, failure)):
+        return ""  # a string, a bracket or a compound left open: a script's slip
     unexpected = _UNEXPECTED.search(failure.message)
     if unexpected and unexpected.group(1) not in _SHELL_GRAMMAR:
         return f"bash stops at {unexpected.group(1)[:30]!r}, where a script has none"
     return ""
+
+
+#: What a script's slip leaves out where bash stops: a closer or a compound's keyword.
+_SHELL_TOKENS = (")", ";;", ";", "; then", "; do", "\nfi", "\ndone", "\nesac", "}")
+
+
+def _shell_edits(body: str, failure: ParseFailure) -> Iterator[str]:
+    """The script with one slip undone, where bash stopped and where tree-sitter-bash did.
+
+    Bash names the end of the file for a string left open; tree-sitter-bash, recovering,
+    may name the top of the script: the slip is near one of them.
+    """
+    read = grammar_failure(Grammar.BASH, body)
+    stops = [failure] if read is None else [failure, read]
+    edits = chain(
+        chain.from_iterable(_closed_strings(_L.SHELL, body, stop) for stop in stops),
+        _closed_brackets(_L.SHELL, body),
+        chain.from_iterable(_shell_tokens(body, stop) for stop in stops),
+    )
+    return islice(_unique(edits), MAX_EDITS)
+
+
+def _shell_tokens(body: str, failure: ParseFailure) -> Iterator[str]:
+    lines, starts, row, stop = _located(body, failure)
+    before = len(body[:stop].rstrip())
+    spots = [stop, before, starts[row] + len(lines[row].rstrip())]
+    for spot in dict.fromkeys(spots):
+        for token in _SHELL_TOKENS:
+            yield body[:spot] + token + body[spot:]
