@@ -18,13 +18,12 @@ from __future__ import annotations
 import re
 import textwrap
 from collections.abc import Callable, Iterator
-from functools import partial
 from itertools import chain, islice
 
 from schemas.code import CodeLanguage
 from workers.evaluate.code import leniency
 from workers.evaluate.code.grammars import Grammar, Unread, grammar_failure, node_texts, unread
-from workers.evaluate.code.syntax import reads_quickly, syntax_error
+from workers.evaluate.code.syntax import syntax_error
 from workers.evaluate.parsed import ParseFailure
 
 _L = CodeLanguage
@@ -32,10 +31,11 @@ Reads = Callable[[str], bool]
 
 #: Most edits tried on one block before it is judged no slip.
 MAX_EDITS = 120
-#: Fewest edits tried on a block of up to ``MAX_FLOORED_CHARS``, whatever they cost.
+#: Fewest edits tried on a block, whatever they cost.
 MIN_EDITS = 16
-MAX_FLOORED_CHARS = 50_000
-#: Past this size a block's edits are read as written only, not as a fragment too.
+#: Past this size a rejected block is broken code, unweighed: what documentation tags
+#: wrongly (output, a tree, a grammar, a command) is short, a long block is a program,
+#: and on a long program a recovering parser's first error can stand far from the slip.
 LONG_BLOCK = 4_000
 #: What the edits of one block may cost: characters parsed, weighed by the language.
 PARSE_BUDGET = 3_000_000
@@ -101,12 +101,15 @@ def not_code(language: CodeLanguage, body: str, failure: ParseFailure, reads: Re
     """Why the rejected ``body`` is not code in ``language`` at all; '' when it is broken code.
 
     ``reads``: whether a text parses as the block would (as written or as a fragment).
-    Each edit costs a parse of the whole block, so a long block is allowed fewer
-    (``PARSE_BUDGET``); one whose edits run out before all were tried is taken for broken
-    code, unless its parser could not read most of it. YAML, HTML and XML are
-    not weighed: YAML and HTML read nearly any text (a plain scalar, text between tags),
-    and XML's slip, an end tag left out, is no one-character edit.
+    Each edit costs a parse of the whole block (``PARSE_BUDGET``, ``MIN_EDITS``); a block
+    whose edits run out before all were tried is taken for broken code, unless its
+    parser could not read most of it. A block over ``LONG_BLOCK`` characters is broken
+    code unweighed. YAML, HTML and XML are not weighed: YAML and HTML read nearly any text
+    (a plain scalar, text between tags), and XML's slip, an end tag left out, is no
+    one-character edit.
     """
+    if len(body) > LONG_BLOCK:
+        return ""
     if language is _L.SHELL:
         return _not_shell(body, failure)
     if language not in _SLOWNESS:
@@ -117,13 +120,9 @@ def not_code(language: CodeLanguage, body: str, failure: ParseFailure, reads: Re
     seen = unread(grammar, body) if grammar is not None else Unread(0, 0.0)
     if seen.rows > MAX_SPOILED_ROWS:
         return f"its parser finds errors on {seen.rows} separate lines, more than one slip leaves"
-    readings = _READINGS.get(language, 2)
-    if len(body) > LONG_BLOCK:  # a long block is not a fragment: read as written only
-        reads, readings = partial(_as_written, language), 1
-    cost = _SLOWNESS[language] * readings * (1 + _SLOWER_UNREAD * seen.share)
+    cost = _SLOWNESS[language] * _READINGS.get(language, 2) * (1 + _SLOWER_UNREAD * seen.share)
     allowed = min(MAX_EDITS, int(PARSE_BUDGET // (max(1, len(body)) * cost)))
-    if len(body) <= MAX_FLOORED_CHARS:
-        allowed = max(allowed, MIN_EDITS)
+    allowed = max(allowed, MIN_EDITS)
     edits = list(islice(_unique(_edits(language, body, failure)), allowed + 1))
     if any(reads(edited) for edited in edits[:allowed]):
         return ""
@@ -131,10 +130,6 @@ def not_code(language: CodeLanguage, body: str, failure: ParseFailure, reads: Re
         return ""  # not every edit was tried, and most of the block reads
     where = f"line {failure.line}" if failure.line is not None else "its start"
     return f"its parser stops at {where}, and no one bracket, colon, quote or indent mends it"
-
-
-def _as_written(language: CodeLanguage, text: str) -> bool:
-    return reads_quickly(language, leniency.neutralised(language, text))
 
 
 def _unique(texts: Iterator[str]) -> Iterator[str]:
