@@ -92,6 +92,7 @@ _QUOTES: dict[CodeLanguage, tuple[str, ...]] = {
     _L.TYPESCRIPT: ('"', "'", "`"),
 }
 _INDENTED = frozenset({_L.PYTHON, _L.YAML})
+_C_COMMENTS = frozenset({_L.JAVASCRIPT, _L.TYPESCRIPT, _L.SQL})
 #: ``compile`` flags with which a valid prefix of Python fails as "incomplete input"
 #: (the REPL's test, ``codeop``: Python's own word that the text was cut off).
 _INCOMPLETE_FLAGS = 0x4000 | 0x200
@@ -146,17 +147,17 @@ def _cut_off(language: CodeLanguage, body: str, failure: ParseFailure, reads: Re
         return any(_incomplete(text) for text in dict.fromkeys((body, textwrap.dedent(body))))
     if _at_last_word(body, failure):
         return True
-    trimmed = body.rstrip().rstrip(",")
-    return any(
-        text is not None and reads(text)
-        for text in dict.fromkeys((_closed(language, body), _closed(language, trimmed)))
-    )
+    ends = [body, body.rstrip().rstrip(",")]  # a list cut off after its comma
+    if language in _C_COMMENTS:
+        ends.append(body.rstrip() + " */")  # cut off inside a comment
+    closed = dict.fromkeys(_closed(language, end) for end in ends)
+    return any(text is not None and text != body and reads(text) for text in closed)
 
 
 def _closed(language: CodeLanguage, text: str) -> str | None:
-    """``text`` with the brackets it left open closed after it; None if none are open.
+    """``text`` with the brackets it left open closed after it.
 
-    A closer that matches nothing open means the text is not merely cut short.
+    None when a closer matches nothing open: the text is not merely cut short.
     """
     stack: list[str] = []
     for char in leniency.code_only(language, text):
@@ -164,7 +165,7 @@ def _closed(language: CodeLanguage, text: str) -> str | None:
             stack.append(_PAIRS[char])
         elif char in ")]}" and (not stack or stack.pop() != char):
             return None
-    return text.rstrip() + "\n" + "".join(reversed(stack)) + "\n" if stack else None
+    return text.rstrip() + "\n" + "".join(reversed(stack)) + "\n" if stack else text
 
 
 def _incomplete(text: str) -> bool:
@@ -329,9 +330,10 @@ _SHELL_GRAMMAR = frozenset(
     " { } [[ ]] || && & ; ;; ;& ;;& | |& ) newline < > >> <& >& <> << <<- <<< >|".split()
 )
 _UNEXPECTED = re.compile(r"unexpected token `(.*)'$")
-#: ``[a | b]``: a ``|`` inside brackets glued to a word. To bash a ``|`` ends a command
-#: wherever it stands, so the brackets cannot hold it: a synopsis's alternatives do.
-_ALTERNATIVES = re.compile(r"\[[^\]\s][^\]\n]*?\|[^\]\n]*\]")
+#: ``[a | b]`` on the line where the parser stops: a ``|`` inside brackets glued to a
+#: word (not ``[[``, not ``||``). To bash a ``|`` ends a command wherever it stands, so
+#: the brackets cannot hold it: a synopsis's alternatives do.
+_ALTERNATIVES = re.compile(r"(?<!\[)\[[^\[\]\s][^\]\n]*?(?<!\|)\|(?!\|)[^\]\n]*\]")
 _QUOTED = re.compile(r"'[^'\n]*'|\"(?:\\.|[^\"\\\n])*\"")
 #: What a shell block may really be when bash refuses it: languages bash's grammar is not.
 _OTHER_LANGUAGES = (_L.PYTHON, _L.JAVASCRIPT, _L.TYPESCRIPT, _L.JSON)
@@ -347,7 +349,9 @@ def _not_shell(body: str, failure: ParseFailure) -> str:
     ``(`` after a command's words, or a word where bash wanted an operator, is another
     language's syntax.
     """
-    alternatives = _ALTERNATIVES.search(_QUOTED.sub("", body))
+    read = grammar_failure(Grammar.BASH, body)
+    stopped = body.split("\n")[(read.line or 1) - 1] if read is not None else ""
+    alternatives = _ALTERNATIVES.search(_QUOTED.sub("", stopped))
     if alternatives is not None:
         return f"{alternatives.group(0)[:40]!r} offers alternatives, as a synopsis does"
     other = next((o for o in _OTHER_LANGUAGES if syntax_error(o, body) is None), None)
