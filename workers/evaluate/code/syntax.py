@@ -22,6 +22,7 @@ from workers.evaluate.parsed import ParseFailure, json_document, python_tree, sq
 
 _CACHE_SIZE = 256
 _TOML_AT = re.compile(r"\s*\(at line (\d+), column (\d+)\)$")
+_TOML_AT_END = " (at end of document)"
 
 
 def _python(text: str) -> ParseFailure | None:
@@ -45,6 +46,9 @@ def _toml(text: str) -> ParseFailure | None:
     except tomllib.TOMLDecodeError as exc:
         message = str(exc)
         at = _TOML_AT.search(message)
+        if at is None and message.endswith(_TOML_AT_END):
+            lines = text.split("\n")
+            return ParseFailure(message[: -len(_TOML_AT_END)], len(lines), len(lines[-1]) + 1)
         if at is None:
             return ParseFailure(message)
         return ParseFailure(message[: at.start()], int(at.group(1)), int(at.group(2)))
