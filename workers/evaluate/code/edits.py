@@ -16,6 +16,8 @@ from workers.evaluate.code import leniency
 from workers.evaluate.parsed import ParseFailure
 
 _L = CodeLanguage
+#: Most edits tried on one block before it is judged no slip.
+MAX_EDITS = 120
 
 #: Lines on either side of where the parser stopped that an edit may touch.
 _REACH = 3

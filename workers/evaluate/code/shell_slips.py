@@ -18,8 +18,6 @@ from workers.evaluate.code.syntax import syntax_error
 from workers.evaluate.parsed import ParseFailure
 
 _L = CodeLanguage
-#: Most edits tried on one script.
-MAX_EDITS = 120
 
 #: Bash's reserved words and control operators: a slip (a dropped ``then``, ``do`` or
 #: opening bracket) leaves one of these where bash does not expect it.
@@ -48,7 +46,8 @@ def not_shell(body: str, failure: ParseFailure) -> str:
     language's syntax.
     """
     read = grammar_failure(Grammar.BASH, body)
-    stopped = body.split("\n")[(read.line or 1) - 1] if read is not None else ""
+    lines = body.split("\n")
+    stopped = lines[min(len(lines), read.line or 1) - 1] if read is not None else ""
     alternatives = _ALTERNATIVES.search(_QUOTED.sub("", stopped))
     if alternatives is not None:
         return f"{alternatives.group(0)[:40]!r} offers alternatives, as a synopsis does"
@@ -84,7 +83,7 @@ def _shell_edits(body: str, failure: ParseFailure) -> Iterator[str]:
         edits.closed_brackets(_L.SHELL, body),
         chain.from_iterable(_shell_tokens(body, stop) for stop in stops),
     )
-    return islice(edits.unique(candidates), MAX_EDITS)
+    return islice(edits.unique(candidates), edits.MAX_EDITS)
 
 
 def _shell_tokens(body: str, failure: ParseFailure) -> Iterator[str]:

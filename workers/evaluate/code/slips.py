@@ -28,8 +28,6 @@ from workers.evaluate.parsed import ParseFailure
 _L = CodeLanguage
 Reads = Callable[[str], bool]
 
-#: Most edits tried on one block before it is judged no slip.
-MAX_EDITS = 120
 #: Fewest edits tried on a block, whatever they cost.
 MIN_EDITS = 16
 #: Past this size a rejected block is broken code, unweighed: what documentation tags
@@ -62,7 +60,6 @@ MAX_SPOILED_ROWS = 8
 _GRAMMARS = {
     _L.JAVASCRIPT: Grammar.JAVASCRIPT,
     _L.TYPESCRIPT: Grammar.TYPESCRIPT,
-    _L.HTML: Grammar.HTML,
     _L.DOCKERFILE: Grammar.DOCKERFILE,
 }
 #: The brackets and separators a slip drops (or leaves), per language.
@@ -72,13 +69,9 @@ _TOKENS: dict[CodeLanguage, tuple[str, ...]] = {
     _L.JAVASCRIPT: (")", "]", "}", ",", ":", ";"),
     _L.TYPESCRIPT: (")", "]", "}", ",", ":", ";"),
     _L.SQL: (")", ","),
-    _L.YAML: (":", "]", "}"),
     _L.TOML: ("=", "]", "}", ","),
-    _L.XML: (">", "/>"),
-    _L.HTML: (">",),
     _L.DOCKERFILE: ("]", "\\"),
 }
-_INDENTED = frozenset({_L.PYTHON, _L.YAML})
 _C_COMMENTS = frozenset({_L.JAVASCRIPT, _L.TYPESCRIPT, _L.SQL})
 #: ``compile`` flags with which a valid prefix of Python fails as "incomplete input"
 #: (the REPL's test, ``codeop``: Python's own word that the text was cut off).
@@ -109,7 +102,7 @@ def not_code(language: CodeLanguage, body: str, failure: ParseFailure, reads: Re
     if seen.rows > MAX_SPOILED_ROWS:
         return f"its parser finds errors on {seen.rows} separate lines, more than one slip leaves"
     cost = _SLOWNESS[language] * _READINGS.get(language, 2) * (1 + _SLOWER_UNREAD * seen.share)
-    allowed = min(MAX_EDITS, int(PARSE_BUDGET // (max(1, len(body)) * cost)))
+    allowed = min(edits.MAX_EDITS, int(PARSE_BUDGET // (max(1, len(body)) * cost)))
     allowed = max(allowed, MIN_EDITS)
     tried = list(islice(edits.unique(_edits(language, body, failure)), allowed + 1))
     if any(reads(edited) for edited in tried[:allowed]):
@@ -188,5 +181,5 @@ def _edits(language: CodeLanguage, body: str, failure: ParseFailure) -> Iterator
     for spot in dict.fromkeys([*spots, len(body.rstrip())]):
         for token in _TOKENS[language]:
             yield body[:spot] + token + body[spot:]
-    if language in _INDENTED:
+    if language is _L.PYTHON:
         yield from edits.reindented(lines, near)
