@@ -154,3 +154,33 @@ def test_past_the_cap_a_rejected_block_is_not_weighed() -> None:
     assert [r.status for r in readings] == [BlockStatus.UNCHECKED] * MAX_JUDGED_BLOCKS + [
         BlockStatus.SYNTAX_ERROR
     ] * 2
+
+
+# npm's docs/content/configuring-npm/package-json.md: the shorthands a key may take.
+ALTERNATIVES = (
+    '{\n  "repository": "npm/example",\n\n  "repository": "github:npm/example",\n\n'
+    '  "repository": "gist:11081aaa281",\n\n  "repository": "bitbucket:user/repo",\n\n'
+    '  "repository": "gitlab:user/repo"\n}\n'
+)
+
+
+def _duplicate_keys(tag: str, body: str) -> int:
+    request = ReviewRequest.model_validate_json(
+        json.dumps(
+            {
+                "dag_id": "d",
+                "node_id": "n",
+                "skill": {"id": "s", "success_rate": 0.9},
+                "output": {"kind": "markdown", "content": f"```{tag}\n{body}```\n"},
+            }
+        )
+    )
+    issues = run_stage1(request).stage1.wall.issues
+    return sum(i.code is IssueCode.DUPLICATE_KEY for i in issues)
+
+
+def test_a_block_listing_the_values_one_key_may_take_is_no_repeated_key() -> None:
+    assert _duplicate_keys("json", ALTERNATIVES) == 0
+    assert _duplicate_keys("yaml", "repository: npm/example\nrepository: github:npm/example\n") == 0
+    mixed = ALTERNATIVES.replace('"gist:11081aaa281"', '"gist:1", "name": "x"')
+    assert _duplicate_keys("json", mixed) == 4
