@@ -27,7 +27,7 @@ _CACHE_SIZE = 64
 #: Most blocks of one output that are parsed.
 MAX_READ_BLOCKS = 100
 #: Most rejected blocks of one output whose parse errors are weighed as slips or not code
-#: (``slips``: each costs up to a hundred parses); past them a rejected block is broken.
+#: (``slips``: each may cost a hundred parses and more); past them a rejected block is broken.
 MAX_JUDGED_BLOCKS = 10
 
 

@@ -157,7 +157,7 @@ def grammar_reads(grammar: Grammar, text: str) -> bool:
     """Whether ``grammar`` reads all of ``text``: a yes or no, given up at the first error.
 
     Telling that a text fails needs no tree: the parse is cancelled as soon as the
-    parser meets an error (on prose, tree-sitter's recovery is fifty times slower than
+    parser meets an error (on prose, tree-sitter's recovery is many times slower than
     reading code). A stack the parser abandons may have met one too, so a no here can be
     wrong where ``grammar_failure`` finds nothing: ask this only where a false no is safe.
     """
