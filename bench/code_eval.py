@@ -32,6 +32,7 @@ import re
 import time
 from collections import Counter
 from collections.abc import Sequence
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -43,7 +44,8 @@ from bench.public.heldout import Half
 from schemas.code import BlockStatus, CodeLanguage
 from schemas.request import NodeOutput, OutputKind
 from schemas.stages import IssueCode
-from workers.evaluate.code.blocks import read_blocks
+from workers.evaluate.code.blocks import BlockReading, read_block, read_blocks
+from workers.evaluate.code.fences import FencedBlock
 from workers.evaluate.floor.structure import check_floor
 from workers.evaluate.wall.code_checks import check_code
 
@@ -154,33 +156,75 @@ def _note(show: list[str], item: RealFile, what: str, message: str) -> None:
 
 
 def measure_docs(show: list[str]) -> dict[str, Any]:
-    """Per half and language: blocks, flagged, fragments, and why blocks were unchecked."""
+    """Per half and language: blocks, flagged, fragments, why blocks were unchecked, and
+    how many slips made in the blocks that parse as written are caught."""
     counts: dict[str, int] = {}
     halves: dict[str, dict[str, Any]] = {
         h.value: {"documents": 0, "languages": {}, "unchecked": Counter(), "readings": Counter()}
         for h in Half
     }
+    parsed: dict[tuple[Half, CodeLanguage], list[tuple[str, FencedBlock]]] = {}
     for document in doc_blocks.documents(counts):
-        half = halves[document.half.value]
-        half["documents"] += 1
+        halves[document.half.value]["documents"] += 1
         for reading in read_blocks(document.text):
             language = reading.block.language
-            if language is None:
-                half["unchecked"][reading.note.split(" for ")[0]] += 1
-                continue
-            row = half["languages"].setdefault(language.value, [0, 0])
-            row[0] += 1
-            if reading.status is BlockStatus.SYNTAX_ERROR:
-                row[1] += 1
-                if document.half is Half.DEV:
-                    show.append(
-                        f"  doc block flagged: {document.item_id} {reading.describe()[:220]}"
-                    )
-            elif reading.status is BlockStatus.UNCHECKED:
-                half["unchecked"][re.sub(r" on line \d+", "", reading.note.split(":")[0])] += 1
-            elif reading.note:
-                half["readings"][reading.note] += 1
+            if _count(halves[document.half.value], document, reading, show) and language:
+                key = (document.half, language)
+                parsed.setdefault(key, []).append((document.item_id, reading.block))
+    for (half_name, language), blocks in sorted(parsed.items()):
+        caught = _doc_mutants(language, blocks, show if half_name is Half.DEV else [])
+        if caught is not None:
+            halves[half_name.value].setdefault("mutants", {})[language.value] = caught
     return {"left_out": counts, **{k: _plain(v) for k, v in halves.items()}}
+
+
+def _count(
+    half: dict[str, Any], document: doc_blocks.Document, reading: BlockReading, show: list[str]
+) -> bool:
+    """Count one documentation block; True when it parses as written (a slip can be made)."""
+    language = reading.block.language
+    if language is None:
+        half["unchecked"][reading.note.split(" for ")[0]] += 1
+        return False
+    row = half["languages"].setdefault(language.value, [0, 0])
+    row[0] += 1
+    if reading.status is BlockStatus.SYNTAX_ERROR:
+        row[1] += 1
+        if document.half is Half.DEV:
+            show.append(f"  doc block flagged: {document.item_id} {reading.describe()[:220]}")
+    elif reading.status is BlockStatus.UNCHECKED:
+        half["unchecked"][re.sub(r" on line \d+", "", reading.note.split(":")[0])] += 1
+    elif reading.note:
+        half["readings"][reading.note] += 1
+    return reading.status is BlockStatus.PARSED and not reading.note
+
+
+def _doc_mutants(
+    language: CodeLanguage, blocks: list[tuple[str, FencedBlock]], show: list[str]
+) -> list[int] | None:
+    """[mutants, caught] for one slip per operator in each block, or None with no reference."""
+    proposed = [
+        (item_id, block, operator, mutant)
+        for item_id, block in blocks
+        for operator, mutants in candidates(
+            language, f"{item_id}#{block.index}", block.body
+        ).items()
+        for mutant in mutants
+    ]
+    verdicts = reference_valid(language, [m for *_, m in proposed])
+    if all(v is None for v in verdicts):
+        return None
+    chosen: dict[tuple[str, int, str], tuple[FencedBlock, str, str]] = {}
+    for (item_id, block, operator, mutant), valid in zip(proposed, verdicts, strict=True):
+        if valid is False and (item_id, block.index, operator) not in chosen:
+            chosen[(item_id, block.index, operator)] = (block, operator, mutant)
+    caught = 0
+    for (item_id, _, _), (block, operator, mutant) in chosen.items():
+        reading = read_block(replace(block, body=mutant))
+        caught += reading.status is BlockStatus.SYNTAX_ERROR
+        if reading.status is not BlockStatus.SYNTAX_ERROR:
+            show.append(f"  doc slip missed ({operator}): {item_id} {reading.note[:120]}")
+    return [len(chosen), caught]
 
 
 def _plain(half: dict[str, Any]) -> dict[str, Any]:

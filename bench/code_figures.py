@@ -67,12 +67,32 @@ def _docs(figures: dict[str, Any]) -> list[str]:
             for lang in sorted(_doc_languages(docs))
         ]
         lines.append(f"| {half} | {row['documents']} | " + " | ".join(cells) + " |")
+    lines.extend(_doc_slips(docs))
     for half in ("test", "dev"):
         unchecked = ", ".join(f"{k} {v}" for k, v in sorted(docs[half]["unchecked"].items()))
         readings = ", ".join(f"{k} {v}" for k, v in sorted(docs[half]["readings"].items()))
         lines.append("")
         lines.append(f"- {half}: left unchecked: {unchecked or 'none'}")
         lines.append(f"- {half}: read as written only after a reading: {readings or 'none'}")
+    return lines
+
+
+def _doc_slips(docs: dict[str, Any]) -> list[str]:
+    languages = sorted(set(docs["test"].get("mutants", {})) | set(docs["dev"].get("mutants", {})))
+    if not languages:
+        return []
+    lines = [
+        "",
+        "One slip per operator made in each documentation block that parses as written, kept"
+        " when the language's reference parser rejects it (flagged as broken / slips):",
+        "",
+        "| half | " + " | ".join(languages) + " |",
+        "|---|" + "---|" * len(languages),
+    ]
+    for half in ("test", "dev"):
+        found = docs[half].get("mutants", {})
+        cells = ["{1} / {0}".format(*found.get(lang, [0, 0])) for lang in languages]
+        lines.append(f"| {half} | " + " | ".join(cells) + " |")
     return lines
 
 

@@ -13,14 +13,22 @@ from functools import lru_cache
 
 from schemas.code import MAX_LISTED_BLOCKS, BlockStatus, CodeBlock, CodeLanguage, Position
 from schemas.request import NodeOutput, OutputKind
-from workers.evaluate.code import leniency
+from workers.evaluate.code import leniency, slips
 from workers.evaluate.code.fences import FencedBlock, fenced_blocks
-from workers.evaluate.code.syntax import parses_as_tsx, parses_in_sql_dialect, syntax_error
+from workers.evaluate.code.syntax import (
+    parses_as_tsx,
+    parses_in_sql_dialect,
+    reads_quickly,
+    syntax_error,
+)
 from workers.evaluate.parsed import ParseFailure
 
 _CACHE_SIZE = 64
 #: Most blocks of one output that are parsed.
 MAX_READ_BLOCKS = 100
+#: Most rejected blocks of one output whose parse errors are weighed as slips or not code
+#: (``slips``: each may cost a hundred parses and more); past them a rejected block is broken.
+MAX_JUDGED_BLOCKS = 10
 
 
 @dataclass(frozen=True, slots=True)
@@ -31,6 +39,8 @@ class BlockReading:
     status: BlockStatus
     note: str = ""
     failure: ParseFailure | None = None
+    judged: bool = False
+    """Whether its parse error was weighed (``slips``): it counts toward the output's cap."""
 
     @property
     def position(self) -> Position | None:
@@ -83,16 +93,24 @@ def read_blocks(text: str) -> tuple[BlockReading, ...]:
     tiny broken blocks must not buy thousands of parses (each failing block tries several
     readings).
     """
-    return tuple(
-        read_block(block)
-        if block.index <= MAX_READ_BLOCKS
-        else BlockReading(block, BlockStatus.UNCHECKED, f"past the first {MAX_READ_BLOCKS} blocks")
-        for block in fenced_blocks(text)
-    )
+    readings: list[BlockReading] = []
+    judged = 0
+    for block in fenced_blocks(text):
+        if block.index > MAX_READ_BLOCKS:
+            why = f"past the first {MAX_READ_BLOCKS} blocks"
+            readings.append(BlockReading(block, BlockStatus.UNCHECKED, why))
+            continue
+        readings.append(read_block(block, judge=judged < MAX_JUDGED_BLOCKS))
+        judged += readings[-1].judged
+    return tuple(readings)
 
 
-def read_block(block: FencedBlock) -> BlockReading:
-    """One block: parsed, rejected or unchecked, and why."""
+def read_block(block: FencedBlock, *, judge: bool = True) -> BlockReading:
+    """One block: parsed, rejected or unchecked, and why.
+
+    ``judge``: whether a rejected block's error is weighed as a slip or as text that is
+    not code in its language (``slips``); unweighed, it is a syntax error.
+    """
     language, body = block.language, block.body
     if language is None:
         why = f"no parser for {block.tag!r}" if block.tag else "untagged, of no certain language"
@@ -118,7 +136,17 @@ def read_block(block: FencedBlock) -> BlockReading:
         return BlockReading(
             block, BlockStatus.UNCHECKED, f"code elided on line {elided[0]}: the rest is partial"
         )
-    return BlockReading(block, BlockStatus.SYNTAX_ERROR, failure=failure)
+    if failure is None or not judge:
+        return BlockReading(block, BlockStatus.SYNTAX_ERROR, failure=failure)
+    foreign = slips.not_code(language, body, failure, lambda text: _reads(language, text))
+    if foreign:
+        note = f"not {language.value}: {foreign}"
+        return BlockReading(block, BlockStatus.UNCHECKED, note, judged=True)
+    return BlockReading(block, BlockStatus.SYNTAX_ERROR, failure=failure, judged=True)
+
+
+def _reads(language: CodeLanguage, text: str) -> bool:
+    return _parses(language, text, quick=True) is not None
 
 
 def _parses_closed(language: CodeLanguage, text: str) -> bool:
@@ -137,24 +165,31 @@ def _not_code(language: CodeLanguage, body: str) -> str:
     return ""
 
 
-def _parses(language: CodeLanguage, body: str) -> str | None:
-    """How the block parses (as written, or as a fragment), or None when no reading does."""
-    if syntax_error(language, body) is None:
+def _parses(language: CodeLanguage, body: str, *, quick: bool = False) -> str | None:
+    """How the block parses (as written, or as a fragment), or None when no reading does.
+
+    ``quick``: a reading that fails is given up at its first error (``reads_quickly``).
+    """
+
+    def reads(text: str) -> bool:
+        return reads_quickly(language, text) if quick else syntax_error(language, text) is None
+
+    if reads(body):
         return ""
     text = leniency.neutralised(language, body)
-    if text != body and syntax_error(language, text) is None:
+    if text != body and reads(text):
         return "parsed with its elisions and placeholders standing in as code"
     for wrapped, how in leniency.fragment_readings(language, text):
-        if syntax_error(language, wrapped) is None:
+        if reads(wrapped):
             return f"a fragment, read as {how}"
-    return _other_dialect(language, text)
+    return _other_dialect(language, text, quick=quick)
 
 
-def _other_dialect(language: CodeLanguage, text: str) -> str | None:
+def _other_dialect(language: CodeLanguage, text: str, *, quick: bool = False) -> str | None:
     if language is CodeLanguage.SQL:
         dialect = parses_in_sql_dialect(text)
         return None if dialect is None else f"read in the {dialect} dialect"
-    if language is CodeLanguage.TYPESCRIPT and parses_as_tsx(text):
+    if language is CodeLanguage.TYPESCRIPT and parses_as_tsx(text, quick=quick):
         return "read as TSX"
     if language is CodeLanguage.JSON:
         lines = leniency.json_lines(text)

@@ -13,6 +13,7 @@ from __future__ import annotations
 import importlib
 import threading
 import warnings
+from dataclasses import dataclass
 from enum import StrEnum
 from typing import TYPE_CHECKING
 
@@ -37,6 +38,8 @@ _LOADED: dict[Grammar, Language] = {}
 _LOAD_LOCK = threading.Lock()
 #: Longest excerpt of the unreadable code a message quotes.
 _EXCERPT = 40
+#: Bytes handed to tree-sitter at a time when a parse may be cancelled.
+_CHUNK = 65536
 
 
 def _language(grammar: Grammar) -> Language:
@@ -105,3 +108,67 @@ def _message(bad: Node, lines: list[bytes], row: int, byte_column: int) -> str:
         return "unexpected end of line"
     excerpt = rest if len(rest) <= _EXCERPT else rest[: _EXCERPT - 3] + "..."
     return f"cannot parse {excerpt!r}"
+
+
+def node_texts(grammar: Grammar, text: str, node_type: str, limit: int = 200) -> list[str]:
+    """The text of every ``node_type`` node (the first ``limit``), in document order."""
+    from tree_sitter import Parser
+
+    source = text.encode("utf-8", errors="surrogatepass")
+    stack = [Parser(_language(grammar)).parse(source).root_node]
+    found: list[str] = []
+    while stack and len(found) < limit:
+        node = stack.pop()
+        if node.type == node_type:
+            found.append(source[node.start_byte : node.end_byte].decode("utf-8", errors="replace"))
+        stack.extend(reversed(node.children))
+    return found
+
+
+@dataclass(frozen=True, slots=True)
+class Unread:
+    """What a recovering parse could not read in a text."""
+
+    rows: int
+    """On how many separate lines it met something it could not read."""
+    share: float
+    """The share of the text inside what it could not read (its ``ERROR`` nodes)."""
+
+
+def unread(grammar: Grammar, text: str) -> Unread:
+    """What ``grammar`` could not read in ``text``: on how many lines, and how much of it."""
+    from tree_sitter import Parser
+
+    source = text.encode("utf-8", errors="surrogatepass")
+    stack = [Parser(_language(grammar)).parse(source).root_node]
+    rows: set[int] = set()
+    covered = 0
+    while stack:
+        node = stack.pop()
+        if node.is_error or (node.is_missing and not node.type.startswith("_implicit")):
+            rows.add(node.start_point[0])
+            covered += node.end_byte - node.start_byte
+            continue
+        stack.extend(child for child in node.children if child.has_error)
+    return Unread(len(rows), covered / max(1, len(source)))
+
+
+def grammar_reads(grammar: Grammar, text: str) -> bool:
+    """Whether ``grammar`` reads all of ``text``: a yes or no, given up at the first error.
+
+    Telling that a text fails needs no tree: the parse is cancelled as soon as the
+    parser meets an error (on prose, tree-sitter's recovery is many times slower than
+    reading code). A stack the parser abandons may have met one too, so a no here can be
+    wrong where ``grammar_failure`` finds nothing: ask this only where a false no is safe.
+    """
+    from tree_sitter import Parser
+
+    source = text.encode("utf-8", errors="surrogatepass")
+    try:
+        tree = Parser(_language(grammar)).parse(
+            lambda at, _point: source[at : at + _CHUNK],
+            progress_callback=lambda _offset, has_error: has_error,
+        )
+    except ValueError:  # cancelled: an error was met
+        return False
+    return not tree.root_node.has_error

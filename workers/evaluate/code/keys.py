@@ -30,6 +30,9 @@ class RepeatedKey:
     """A JSON path (``$.spec.replicas``) or the mapping's first line (YAML)."""
     line: int | None = None
     column: int | None = None
+    alternatives: bool = False
+    """Every member of its mapping has this one key: documentation listing the values a
+    key may take (``"repository": "npm/x"``, then ``"repository": "github:npm/x"``)."""
 
 
 def repeated_keys(language: CodeLanguage, text: str) -> list[RepeatedKey]:
@@ -45,6 +48,7 @@ class _Pairs(dict[str, Any]):
     """A decoded JSON object that remembers which of its names came twice."""
 
     repeated: tuple[str, ...] = ()
+    alternatives: bool = False
 
 
 def _pairs(pairs: list[tuple[str, Any]]) -> _Pairs:
@@ -57,6 +61,7 @@ def _pairs(pairs: list[tuple[str, Any]]) -> _Pairs:
                 repeated.append(key)
             seen.add(key)
         found.repeated = tuple(repeated)
+        found.alternatives = len(found) == 1
     return found
 
 
@@ -66,7 +71,7 @@ def _json(text: str) -> list[RepeatedKey]:
     except (ValueError, RecursionError):
         return []
     return [
-        RepeatedKey(key, path)
+        RepeatedKey(key, path, alternatives=value.alternatives)
         for path, value in json_nodes(document, max_depth=200)
         if isinstance(value, _Pairs)
         for key in value.repeated
@@ -84,6 +89,7 @@ def _yaml(text: str) -> list[RepeatedKey]:
         if not isinstance(node, yaml.MappingNode):
             continue
         seen: set[tuple[str, str]] = set()
+        one_key = len({(k.tag, k.value) for k, _ in node.value if isinstance(k, yaml.ScalarNode)})
         for key, _ in node.value:
             if not isinstance(key, yaml.ScalarNode) or key.tag == "tag:yaml.org,2002:merge":
                 continue
@@ -96,6 +102,7 @@ def _yaml(text: str) -> list[RepeatedKey]:
                         f"line {node.start_mark.line + 1}",
                         mark.line + 1,
                         mark.column + 1,
+                        alternatives=one_key == 1,
                     )
                 )
             seen.add(name)

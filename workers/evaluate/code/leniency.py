@@ -112,7 +112,7 @@ def elided_lines(language: CodeLanguage, body: str) -> list[int]:
     part of the line above (an arrow function), so that line counts too.
     """
     inline = language in _ELLIPSIS_FOREIGN
-    code = _code_only(language, body).split("\n") if inline else []
+    code = code_only(language, body).split("\n") if inline else []
     found: list[int] = []
     for number, line in enumerate(body.split("\n"), 1):
         if _RESULT.match(line):
@@ -125,13 +125,17 @@ def elided_lines(language: CodeLanguage, body: str) -> list[int]:
 _STRINGS_AND_COMMENTS = {
     _L.SQL: re.compile(r"'(?:''|[^'])*'|\"[^\"]*\"|--[^\n]*|/\*.*?\*/", re.S),
     _L.TOML: re.compile(r"\"(?:\\.|[^\"\\\n])*\"|'[^'\n]*'|#[^\n]*"),
+    _L.SHELL: re.compile(r"'[^']*'|\"(?:\\.|[^\"\\])*\"|(?<![^\s;|&(])#[^\n]*"),
+    _L.PYTHON: re.compile(
+        r"\"\"\".*?\"\"\"|'''.*?'''|\"(?:\\.|[^\"\\\n])*\"|'(?:\\.|[^'\\\n])*'|#[^\n]*", re.S
+    ),
 }
 _C_LIKE = re.compile(
     r"\"(?:\\.|[^\"\\\n])*\"|'(?:\\.|[^'\\\n])*'|`(?:\\.|[^`\\])*`|//[^\n]*|/\*.*?\*/", re.S
 )
 
 
-def _code_only(language: CodeLanguage, body: str) -> str:
+def code_only(language: CodeLanguage, body: str) -> str:
     """``body`` with its strings and comments blanked, newlines kept: where ``...`` is code."""
     pattern = _STRINGS_AND_COMMENTS.get(language, _C_LIKE)
     return pattern.sub(lambda m: re.sub(r"[^\n]", " ", m.group(0)), body)

@@ -17,11 +17,12 @@ from xml.parsers import expat
 
 from schemas.code import CodeLanguage
 from workers.evaluate.code.bash import bash_failure
-from workers.evaluate.code.grammars import Grammar, grammar_failure
+from workers.evaluate.code.grammars import Grammar, grammar_failure, grammar_reads
 from workers.evaluate.parsed import ParseFailure, json_document, python_tree, sql_statements
 
 _CACHE_SIZE = 256
 _TOML_AT = re.compile(r"\s*\(at line (\d+), column (\d+)\)$")
+_TOML_AT_END = " (at end of document)"
 
 
 def _python(text: str) -> ParseFailure | None:
@@ -45,6 +46,9 @@ def _toml(text: str) -> ParseFailure | None:
     except tomllib.TOMLDecodeError as exc:
         message = str(exc)
         at = _TOML_AT.search(message)
+        if at is None and message.endswith(_TOML_AT_END):
+            lines = text.split("\n")
+            return ParseFailure(message[: -len(_TOML_AT_END)], len(lines), len(lines[-1]) + 1)
         if at is None:
             return ParseFailure(message)
         return ParseFailure(message[: at.start()], int(at.group(1)), int(at.group(2)))
@@ -164,6 +168,23 @@ def parses_in_sql_dialect(text: str) -> str | None:
     return None
 
 
-def parses_as_tsx(text: str) -> bool:
+def parses_as_tsx(text: str, *, quick: bool = False) -> bool:
     """Whether TypeScript's JSX grammar reads ``text`` (a ``.tsx`` block tagged ``ts``)."""
+    if quick and not grammar_reads(Grammar.TSX, text):
+        return False
     return _typescript(text, Grammar.TSX) is None
+
+
+_QUICK = {CodeLanguage.JAVASCRIPT: Grammar.JAVASCRIPT, CodeLanguage.TYPESCRIPT: Grammar.TYPESCRIPT}
+
+
+def reads_quickly(language: CodeLanguage, text: str) -> bool:
+    """Whether ``language``'s parser reads ``text``, told fast when it does not.
+
+    A tree-sitter language's parse is given up at its first error (``grammar_reads``),
+    so a no may be wrong: for trying many candidate texts, where a false no is safe.
+    """
+    grammar = _QUICK.get(language)
+    if grammar is not None and not grammar_reads(grammar, text):
+        return False
+    return syntax_error(language, text) is None

@@ -65,7 +65,8 @@ def _block_keys(readings: tuple[BlockReading, ...]) -> list[Finding]:
         if reading.status is not BlockStatus.PARSED or reading.note:
             continue  # only a block read as written has keys to count
         if language in (CodeLanguage.JSON, CodeLanguage.YAML):
-            found.extend(_repeated(k, reading) for k in repeated_keys(language, reading.block.body))
+            keys = repeated_keys(language, reading.block.body)
+            found.extend(_repeated(k, reading) for k in keys if not k.alternatives)
     return found[:MAX_BLOCK_FINDINGS]
 
 
