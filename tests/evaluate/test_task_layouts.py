@@ -13,7 +13,7 @@ import json
 import pytest
 
 from bench.public.layouts import COMMON, UNUSUAL
-from schemas.request import GroundingPolicy
+from schemas.request import GroundingPolicy, Source
 from schemas.result import ReviewResult
 from schemas.stages import IssueCode
 from workers.evaluate.wall.grounding.policy import infer_policy, read_brief
@@ -240,3 +240,10 @@ def test_a_denied_cue_and_a_reply_asked_for_read_as_what_they_say() -> None:
     assert not asks_for_composition("Write a response that appropriately completes the request.")
     assert asks_for_composition("Write an essay about the tower.")
     assert not asks_for_composition(f"Documents:\nDocument[0] (id: d1):\n{EIFFEL}")
+
+
+def test_numbered_chunks_a_source_holds_are_not_pasted_material_again() -> None:
+    chunked = LAYOUTS["numbered-chunks"].render(EIFFEL, QUESTION)
+    sources = [Source(id="ctx", text=EIFFEL)]
+    parts = split_task(chunked, sources)
+    assert parts.pasted and parts.material == ()

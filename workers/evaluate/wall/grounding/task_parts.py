@@ -29,7 +29,7 @@ from schemas.request import Source
 from workers.evaluate.findings import sentences, words
 from workers.evaluate.wall.grounding.lexicon import squash, tokens
 from workers.evaluate.wall.grounding.task_blocks import Block, blocks_of
-from workers.evaluate.wall.grounding.task_speech import SPEAKER, is_directive
+from workers.evaluate.wall.grounding.task_speech import SPEAKER, is_directive, without_markup
 from workers.evaluate.wall.grounding.task_structure import as_turns, without_examples
 
 #: Label words that say a block is material to work on (a hint; the shape decides without).
@@ -343,6 +343,9 @@ def _stem(word: str) -> str:
 
 
 def _holds(source: str, block: str) -> bool:
-    """Whether a source already holds a block: the folded text of one occurs in the other."""
-    folded = squash(block)
+    """Whether a source already holds a block: the folded text of one occurs in the other.
+
+    The markers a layout opens its lines with ("[1]", "- ") are not the source's words.
+    """
+    folded = squash(without_markup(block))
     return bool(folded) and (folded in source or source in folded)

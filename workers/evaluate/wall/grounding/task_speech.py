@@ -73,6 +73,11 @@ _REQUEST = re.compile(
 )
 
 
+def without_markup(text: str) -> str:
+    """Each line of ``text`` without the markup that opens it (``[1]``, ``- ``, ``<p>``)."""
+    return "\n".join(_MARKUP.sub("", line) for line in text.splitlines())
+
+
 def is_directive(sentence: str) -> bool:
     """Whether a sentence asks, instructs or requests, rather than states.
 
