@@ -239,6 +239,10 @@ def test_a_denied_cue_and_a_reply_asked_for_read_as_what_they_say() -> None:
     assert infer_policy(denied)[0] is GroundingPolicy.EXTRACTIVE
     assert not asks_for_composition("Write a response that appropriately completes the request.")
     assert asks_for_composition("Write an essay about the tower.")
+    bot_turn = "Write the comment that @answer-bot should post next. Markdown is allowed."
+    assert not asks_for_composition(f"{QUESTION}\n\n{bot_turn}")
+    assert not asks_for_composition("Draft a short message to the requester.")
+    assert asks_for_composition("Write a blog post about the tower.")
     assert not asks_for_composition(f"Documents:\nDocument[0] (id: d1):\n{EIFFEL}")
 
 
@@ -247,3 +251,23 @@ def test_numbered_chunks_a_source_holds_are_not_pasted_material_again() -> None:
     sources = [Source(id="ctx", text=EIFFEL)]
     parts = split_task(chunked, sources)
     assert parts.pasted and parts.material == ()
+
+
+def test_a_passage_pasted_a_sentence_a_line_behind_labels_is_left_to_the_source() -> None:
+    """A transcript's speakers and a table's columns are not the source's words."""
+    sentences = [s + "." for s in EIFFEL.rstrip(".").split(". ")]
+    transcript = "\n".join(
+        ["[00:00:01] HOST (Ana): Welcome back, our guest has a story."]
+        + [f"[00:00:{n:02}] GUEST (Ben): {s}" for n, s in enumerate(sentences, start=2)]
+    )
+    table = "source\trow\ttext\n" + "\n".join(
+        f"kb-0611\t{n}\t{s}" for n, s in enumerate(sentences, start=1)
+    )
+    sources = [Source(id="ctx", text=EIFFEL)]
+    for pasted in (transcript, table):
+        parts = split_task(f"{pasted}\n\n{QUESTION}", sources)
+        assert parts.pasted
+        assert not any("Gustave Eiffel" in m for m in parts.material), pasted
+        assert any("Gustave Eiffel" in m for m in split_task(f"{pasted}\n\n{QUESTION}").material)
+    kept = split_task(f"{transcript}\n\n{QUESTION}", sources).material
+    assert any("Welcome back" in m for m in kept)  # no source holds the host's words

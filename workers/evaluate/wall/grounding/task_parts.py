@@ -62,6 +62,10 @@ MIN_RUN_WORDS = 25
 #: Sentences such a run needs: one long "sentence" is more likely a question an
 #: abbreviation cut in two ("... in Greater St." / "Louis?") than a passage.
 MIN_RUN_SENTENCES = 2
+#: Words a sentence of a block needs for a source holding it to count ("Yes." is everywhere).
+MIN_HELD_WORDS = 3
+#: What ends the speaker, timestamp or column a transcript or table opens a sentence with.
+_LABEL_ENDS = (": ", "\t", " | ")
 #: Words a labelled block needs when its label says it is material. A label of the ask
 #: settles only a block shorter than ``MIN_RUN_WORDS``: a passage stays a passage.
 MIN_LABELLED_WORDS = 3
@@ -114,7 +118,7 @@ def _split(task: str, sources: tuple[Source, ...]) -> TaskParts:
     if not asks and len(found) == 1:  # one passage alone: what the node was asked
         return TaskParts(task.strip(), (), False, task.strip())
     given = [squash(s.text) for s in sources]
-    material = tuple(b for b in found if not any(_holds(g, b) for g in given))
+    material = tuple(rest for b in found if (rest := _unheld(given, b)))
     # Blank lines keep the ask's pieces apart as sentences ("Here's the text:" / "Summarize it.").
     ask = "\n\n".join(asks).strip() or None
     subject = subject_of(ask, [*found, *(s.text for s in sources)])
@@ -342,6 +346,22 @@ def _stem(word: str) -> str:
     return word.removesuffix("s") if len(word) > 3 else word
 
 
+def _unheld(given: Sequence[str], block: str) -> str:
+    """What of a block no source holds: all of it, none, or the lines left.
+
+    A transcript or a table pastes a passage a sentence at a time, each behind a speaker,
+    a timestamp or a column of its own; the sentences a source holds are its words and are
+    left to it, the host's "Welcome back" and any sentence with something new stay.
+    """
+    if any(_holds(g, block) for g in given):
+        return ""
+    units = [line for sentence in sentences(block) for line in sentence.splitlines()]
+    held = [any(_holds_unit(g, unit) for g in given) for unit in units]
+    if not any(held):
+        return block
+    return " ".join(unit for unit, h in zip(units, held, strict=True) if not h).strip()
+
+
 def _holds(source: str, block: str) -> bool:
     """Whether a source already holds a block: the folded text of one occurs in the other.
 
@@ -349,3 +369,11 @@ def _holds(source: str, block: str) -> bool:
     """
     folded = squash(without_markup(block))
     return bool(folded) and (folded in source or source in folded)
+
+
+def _holds_unit(source: str, unit: str) -> bool:
+    """Whether a source holds a sentence of a few words, less the label or columns before it."""
+    text = without_markup(unit)
+    cuts = [(text.split(sep, 1)[1], text.rsplit(sep, 1)[1]) for sep in _LABEL_ENDS if sep in text]
+    tails = [text, *(tail for pair in cuts for tail in pair)]
+    return any(_enough(t, MIN_HELD_WORDS) and squash(t) in source for t in tails)
