@@ -20,8 +20,8 @@ from schemas.request import ReviewRequest
 class Submitter(Protocol):
     """The sync client's side this publisher needs (``workers.client.ReviewClient``)."""
 
-    def submit_many(self, requests: list[ReviewRequest]) -> list[str]:
-        """Enqueue ``requests``; their review keys, or ``BrokerUnavailableError``."""
+    def submit_checked(self, validated: list[ReviewRequest]) -> list[str]:
+        """Enqueue requests already checked; their review keys, or ``BrokerUnavailableError``."""
         ...
 
     @property
@@ -69,7 +69,7 @@ class ThreadPublisher:
                     return
             requests = [request for chunk, _ in batch for request in chunk]
             try:
-                keys = self._submitter.submit_many(requests)
+                keys = self._submitter.submit_checked(requests)
             except Exception as exc:  # the whole pipeline failed: each caller hears it
                 for _, done in batch:
                     loop.call_soon_threadsafe(_fail, done, exc)
