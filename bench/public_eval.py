@@ -47,6 +47,7 @@ import argparse
 import json
 import os
 import platform
+import sys
 import time
 from collections import defaultdict
 from collections.abc import Sequence
@@ -141,14 +142,19 @@ def run(
             by_row: dict[str, list[Outcome]] = {}
             by_family: dict[str, list[Outcome]] = defaultdict(list)
             sourced: list[Outcome] | None = None
-            for shape, layout in variants(name, shapes, layouts):
+            planned = list(variants(name, shapes, layouts))
+            for step, (shape, layout) in enumerate(planned, start=1):
+                started = time.perf_counter()
                 loaded = load(name, None, grounding, shape, layout)
                 cases = sample(loaded.cases, budget) if loaded.cases else []
                 threshold = _threshold(name, loaded)
                 outcomes = [review_case(c, threshold) for c in cases]
+                took = time.perf_counter() - started
+                row = row_name(name, shape, layout)
+                done = f"{len(cases)} cases in {took:.1f} s ({step} of {len(planned)})"
+                print(f"{row}: {done}", file=sys.stderr, flush=True)  # progress of a long run
                 if sink:
                     sink.writelines(c.to_line() + "\n" for c in cases)
-                row = row_name(name, shape, layout)
                 figures["benchmarks"][row] = _benchmark(loaded, outcomes, threshold)
                 by_row[row] = outcomes
                 if shape is Shape.SOURCES:
