@@ -271,3 +271,17 @@ def test_a_passage_pasted_a_sentence_a_line_behind_labels_is_left_to_the_source(
         assert any("Gustave Eiffel" in m for m in split_task(f"{pasted}\n\n{QUESTION}").material)
     kept = split_task(f"{transcript}\n\n{QUESTION}", sources).material
     assert any("Welcome back" in m for m in kept)  # no source holds the host's words
+
+
+def test_a_role_named_setting_before_the_system_message_is_not_a_turn() -> None:
+    """A logged request names its model before the messages: that line is no reply."""
+    logged = (
+        "POST /v1/chat\nmodel: claude-sonnet  max_tokens: 300\n\nsystem:\n"
+        f"Answer from the passage below.\n\n{EIFFEL}\n\nuser:\n{QUESTION}"
+    )
+    parts = split_task(logged)
+    assert any("Gustave Eiffel" in m for m in parts.material)
+    assert QUESTION in (parts.ask or "")
+    assert infer_policy(parts.ask)[0] is GroundingPolicy.EXTRACTIVE
+    chat = f"system:\nBe brief.\n\nuser:\n{QUESTION}\n\nassistant:\nIn 1889.\n\nuser:\nWhy?"
+    assert infer_policy(split_task(f"{EIFFEL}\n\n{chat}").ask)[0] is GroundingPolicy.OPEN

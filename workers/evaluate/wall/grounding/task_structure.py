@@ -16,6 +16,8 @@ from workers.evaluate.wall.grounding.task_blocks import Block
 
 #: Roles whose messages are a conversation (a system or developer message is instructions).
 CONVERSATION_ROLES = frozenset({"user", "human", "assistant", "ai", "bot", "model", "customer"})
+#: Roles whose message instructs the conversation that follows it.
+INSTRUCTION_ROLES = frozenset({"system", "developer"})
 
 
 def without_examples(blocks: Sequence[Block]) -> list[Block]:
@@ -56,7 +58,10 @@ def as_turns(blocks: Sequence[Block]) -> list[Block]:
     One user message under its header is the ask as it stands; a user and an assistant
     message (or more) are a dialogue so far, and read as one ("User: ... Assistant: ...").
     """
-    talk = [b for b in blocks if b.label in CONVERSATION_ROLES and b.text.strip()]
+    # A system message opens the conversation: a role's name before it is not one of its
+    # messages (a logged request's "model: gpt-4o-mini  temperature: 0.2" is a setting).
+    opened = next((i for i, b in enumerate(blocks) if b.label in INSTRUCTION_ROLES), 0)
+    talk = [b for b in blocks[opened:] if b.label in CONVERSATION_ROLES and b.text.strip()]
     if len(talk) < 2:
         return list(blocks)
     turns = " ".join(f"{b.label.capitalize()}: {b.text.strip()}" for b in talk)
