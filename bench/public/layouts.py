@@ -13,7 +13,7 @@ would send. Three families:
 - ``unusual``: layouts written once for this bench, before the engine was changed to
   read them, and never tuned to one by one: unlabelled, labels and tags nobody lists,
   a quoted block, numbered retrieval chunks, a JSON payload.
-- ``blind``: three sets of layouts written blind, after the engine, by someone who had not
+- ``blind``: four sets of layouts written blind, after the engine, by someone who had not
   read it (``bench.public.layouts_blind``: chat turns flattened with role markers, a
   Markdown brief, YAML front matter, an email thread, a ticket export, an HTML page, rules
   stated as facts with the passage introduced mid-sentence, a reranker's log;
@@ -21,13 +21,17 @@ would send. Three families:
   user message flattened, a CrewAI task, a notebook cell, a retrieval table, a few-shot
   prompt, a Slack thread; ``layouts_unseen``: a Semantic Kernel chat template, a Gemini
   request logged as YAML, a ReAct scratchpad, a policy with a tab-separated reference, a
-  GitHub issue thread, a podcast transcript, a support e-mail, a map-reduce combine step).
-  Each was measured unseen first; the engine was then improved on what their dev half
-  showed, so they are seen now.
-- ``unseen``: a fourth blind set, written after the engine's last change and never looked
-  at (``bench.public.layouts_unseen_2``): a Next.js AI SDK route, a search results page, an
-  agent's tool-call log, XML documents with attributes, a Linear issue, a Slack quote with
-  a mention, a passage pasted mid-sentence, a bilingual Chinese and English prompt.
+  GitHub issue thread, a podcast transcript, a support e-mail, a map-reduce combine step;
+  ``layouts_unseen_2``: a Next.js AI SDK route, a search results page, an agent's
+  tool-call log, XML documents with attributes, a Linear issue, a Slack quote with a
+  mention, a passage pasted mid-sentence, a bilingual Chinese and English prompt). Each
+  was measured unseen first; the engine was then improved on what their dev half showed,
+  so they are seen now.
+- ``unseen``: a fifth blind set, written after the engine's last change and never looked
+  at (``bench.public.layouts_unseen_3``): a flattened Llama-2 chat template, a LlamaIndex
+  refine prompt, a browser extension's "ask about this page", a Zendesk macro, a Discord
+  bot command with an attachment, a voice assistant's transcript, an Obsidian note, a
+  passage split around its instructions.
 
 A layout that names a material label the engine happens to know is fine; the point of the
 unusual family is that nothing in it does.
@@ -45,6 +49,7 @@ from bench.public.layouts_blind import BLIND as FIRST_BLIND
 from bench.public.layouts_blind_2 import BLIND as SECOND_BLIND
 from bench.public.layouts_unseen import BLIND as THIRD_BLIND
 from bench.public.layouts_unseen_2 import BLIND as FOURTH_BLIND
+from bench.public.layouts_unseen_3 import BLIND as FIFTH_BLIND
 
 
 class Family(StrEnum):
@@ -195,11 +200,11 @@ UNUSUAL = (
 
 BLIND = tuple(
     PromptLayout(name.replace("_", "-"), Family.BLIND, render, where)
-    for name, where, render in (*FIRST_BLIND, *SECOND_BLIND, *THIRD_BLIND)
+    for name, where, render in (*FIRST_BLIND, *SECOND_BLIND, *THIRD_BLIND, *FOURTH_BLIND)
 )
 UNSEEN = tuple(
     PromptLayout(name.replace("_", "-"), Family.UNSEEN, render, where)
-    for name, where, render in FOURTH_BLIND
+    for name, where, render in FIFTH_BLIND
 )
 
 #: Every layout but the benchmark's own, by name.
