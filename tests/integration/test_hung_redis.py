@@ -4,6 +4,7 @@ and after SIGCONT a subscriber and the workers carry on."""
 
 from __future__ import annotations
 
+import asyncio
 import json
 import os
 import re
@@ -19,8 +20,9 @@ from typing import Any
 import pytest
 
 from bench import common
+from schemas.result import ReviewResult
 from tests.infrastructure import SHORT_LIMITS, require_redis_server, wait_until
-from workers.client import ReviewClient
+from workers.client import AsyncReviewClient, ReviewClient
 from workers.errors import BrokerUnavailableError
 from workers.local.launcher import LocalFleet
 from workers.local.redis_server import PrivateRedis
@@ -154,3 +156,44 @@ def test_submit_fails_within_its_bound_and_everything_recovers_after_sigcont(
     watcher.join(timeout=60)
     assert not watcher.is_alive()  # no thread left polling a Redis that goes away
     client.close()
+
+
+async def _awaits_in_an_outage(
+    server: PrivateRedis, settings: Settings, dag: str
+) -> dict[str, BaseException | ReviewResult]:
+    """A wait already open and a review asked for while Redis does not answer; then one after."""
+    async with AsyncReviewClient(settings) as client:
+        await client.review(_body(dag, "async-before"), timeout=60)  # warm connections
+        waiting = asyncio.create_task(client.wait_for_person(dag, "nobody", 1, timeout=600))
+        await asyncio.sleep(0)  # the wait is registered and read before Redis stops
+        server.pause()
+        try:
+            outcomes: dict[str, BaseException | ReviewResult] = {}
+            for name, pending in (
+                ("open wait", waiting),
+                ("new review", client.review(_body(dag, "async-during"), timeout=600)),
+            ):
+                try:
+                    await asyncio.wait_for(pending, GIVES_UP_WITHIN * client.submit_bound_s)
+                except BaseException as exc:  # the test asserts what it was
+                    outcomes[name] = exc
+        finally:
+            server.resume()
+        outcomes["after"] = await client.review(_body(dag, "async-after"), timeout=120)
+        return outcomes
+
+
+@pytest.mark.timeout(180)
+def test_the_asyncio_client_ends_its_waits_in_an_outage_and_carries_on_after_it(
+    hung: tuple[PrivateRedis, LocalFleet, dict[str, str]],
+) -> None:
+    """Nothing hangs: a wait open when Redis stops and a review asked for during the
+    outage both raise ``BrokerUnavailableError`` (not the deadline ``wait_for`` would
+    raise), and the same client reviews again once Redis answers."""
+    server, _, env = hung
+    settings = Settings.from_environment(env, redis_url=server.url)
+    outcomes = asyncio.run(_awaits_in_an_outage(server, settings, f"hung-{uuid.uuid4().hex[:6]}"))
+    assert isinstance(outcomes["open wait"], BrokerUnavailableError), outcomes
+    assert isinstance(outcomes["new review"], BrokerUnavailableError), outcomes
+    after = outcomes["after"]
+    assert isinstance(after, ReviewResult) and after.node_id == "async-after"
