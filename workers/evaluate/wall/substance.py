@@ -39,10 +39,9 @@ COMPOSITION_MIN_CHARS = 40
 PROSE_MAX_CHARS: dict[OutputKind, int] = {OutputKind.TEXT: 60_000, OutputKind.MARKDOWN: 80_000}
 #: A request for a composition: the verb opens a sentence or follows "please" / "can you";
 #: "What else did she write?" or "in the draft of 2017" ask for a short answer.
-#: An ask for a composition; "write a response", "write the reply", "write the comment the
-#: bot should post" ask for an answer of any length: they name the message that carries it
-#: (Alpaca's and many few-shot templates, or a bot's turn in a thread, around a one-word
-#: question), and
+#: "Write a response", "write the reply", "write the comment the bot should post" ask for
+#: an answer of any length: they name the message that carries it (Alpaca's and many
+#: few-shot templates, or a bot's turn in a thread, around a one-word question); and
 #: "document" is the verb only before its object ("Document[0]:" labels a passage).
 _COMPOSITION = re.compile(
     r"(?:^|[.!?:;\n]\s*|\b(?:please|now|then|also)\s+|\b(?:can|could|would|will) you\s+)"

@@ -347,7 +347,7 @@ def _stem(word: str) -> str:
 
 
 def _unheld(given: Sequence[str], block: str) -> str:
-    """What of a block no source holds: all of it, none, or the lines left.
+    """What of a block no source holds: all of it, none, or the sentences left.
 
     A transcript or a table pastes a passage a sentence at a time, each behind a speaker,
     a timestamp or a column of its own; the sentences a source holds are its words and are
