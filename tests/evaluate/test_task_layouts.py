@@ -285,3 +285,14 @@ def test_a_role_named_setting_before_the_system_message_is_not_a_turn() -> None:
     assert infer_policy(parts.ask)[0] is GroundingPolicy.EXTRACTIVE
     chat = f"system:\nBe brief.\n\nuser:\n{QUESTION}\n\nassistant:\nIn 1889.\n\nuser:\nWhy?"
     assert infer_policy(split_task(f"{EIFFEL}\n\n{chat}").ask)[0] is GroundingPolicy.OPEN
+
+
+def test_a_value_is_not_a_request_and_a_role_named_mid_sentence_is_not_a_turn() -> None:
+    """'status: draft' in a note's properties asks for no composition; 'reply as the voice
+    assistant:' names a role inside an instruction, and starts no speaker's turn."""
+    note = f"---\nstatus: draft\n---\n# Open question\n\n{QUESTION}\n\n> {EIFFEL}"
+    assert not asks_for_composition(note)
+    assert asks_for_composition("Draft a letter to the city about the tower.")
+    spoken = f"{EIFFEL}\n\n{QUESTION}\n\nReply as the voice assistant: one short sentence."
+    assert infer_policy(split_task(spoken).ask)[0] is GroundingPolicy.EXTRACTIVE
+    assert infer_policy(split_task(f"{EIFFEL}\n\n{DIALOGUE}").ask)[0] is GroundingPolicy.OPEN

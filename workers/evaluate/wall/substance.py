@@ -42,12 +42,14 @@ PROSE_MAX_CHARS: dict[OutputKind, int] = {OutputKind.TEXT: 60_000, OutputKind.MA
 #: "Write a response", "write the reply", "write the comment the bot should post" ask for
 #: an answer of any length: they name the message that carries it (Alpaca's and many
 #: few-shot templates, or a bot's turn in a thread, around a one-word question); and
-#: "document" is the verb only before its object ("Document[0]:" labels a passage).
+#: "document" is the verb only before its object ("Document[0]:" labels a passage). A verb
+#: with neither an object nor a full stop after it is a value ("status: draft"), not a request.
 _COMPOSITION = re.compile(
     r"(?:^|[.!?:;\n]\s*|\b(?:please|now|then|also)\s+|\b(?:can|could|would|will) you\s+)"
     r"(?:explain|describe|(?:write|draft)(?!\s+(?:(?:a|an|the|your)\s+)?(?:\w+\s+)?"
     r"(?:reply|response|answer|comment|message)\b)|summari[sz]e|discuss|compare|outline|elaborate|"
     r"analy[sz]e|justify|document(?=[ \t]+(?:the|a|an|your|this|these|each|every|all|how)\b))\b"
+    r"(?=[ \t]+\S|[ \t]*[.!])"
     r"|\bin detail\b|\bstep[- ]by[- ]step\b|\bessay\b",
     re.I,
 )

@@ -48,8 +48,10 @@ ASK_LABELS = frozenset(
     output prompt query question reply request response summary system task user
     """.split()
 )
-#: A speaker's turn anywhere in a text: ``[Human]:``, ``User:``, ``Assistant:``, ``Q:``.
-_TURN = re.compile(r"(?:^|\s)" + SPEAKER, re.I)
+#: A speaker's turn anywhere in a text: ``[Human]:``, ``User:``, ``Assistant:``, ``Q:``. It
+#: opens a line, follows a sentence's end, or is bracketed; "reply as the voice assistant:"
+#: names the role inside a sentence and starts no turn.
+_TURN = re.compile(r"(?:^|(?<=[.!?)\]\"'\u201d])\s+|\s+(?=\[))" + SPEAKER, re.I | re.M)
 #: Words a block of plain statements needs before it counts as material.
 MIN_MATERIAL_WORDS = 8
 #: A shorter statement is material when it names things: these many words, these many names
