@@ -13,7 +13,7 @@ would send. Three families:
 - ``unusual``: layouts written once for this bench, before the engine was changed to
   read them, and never tuned to one by one: unlabelled, labels and tags nobody lists,
   a quoted block, numbered retrieval chunks, a JSON payload.
-- ``blind``: four sets of layouts written blind, after the engine, by someone who had not
+- ``blind``: five sets of layouts written blind, after the engine, by someone who had not
   read it (``bench.public.layouts_blind``: chat turns flattened with role markers, a
   Markdown brief, YAML front matter, an email thread, a ticket export, an HTML page, rules
   stated as facts with the passage introduced mid-sentence, a reranker's log;
@@ -24,14 +24,16 @@ would send. Three families:
   GitHub issue thread, a podcast transcript, a support e-mail, a map-reduce combine step;
   ``layouts_unseen_2``: a Next.js AI SDK route, a search results page, an agent's
   tool-call log, XML documents with attributes, a Linear issue, a Slack quote with a
-  mention, a passage pasted mid-sentence, a bilingual Chinese and English prompt). Each
-  was measured unseen first; the engine was then improved on what their dev half showed,
-  so they are seen now.
-- ``unseen``: a fifth blind set, written after the engine's last change and never looked
-  at (``bench.public.layouts_unseen_3``): a flattened Llama-2 chat template, a LlamaIndex
-  refine prompt, a browser extension's "ask about this page", a Zendesk macro, a Discord
-  bot command with an attachment, a voice assistant's transcript, an Obsidian note, a
-  passage split around its instructions.
+  mention, a passage pasted mid-sentence, a bilingual Chinese and English prompt;
+  ``layouts_unseen_3``: a flattened Llama-2 chat template, a LlamaIndex refine prompt, a
+  browser extension's "ask about this page", a Zendesk macro, a Discord bot command with
+  an attachment, a voice assistant's transcript, an Obsidian note, a passage split around
+  its instructions). Each was measured unseen first; the engine was then improved on what
+  their dev half showed, so they are seen now.
+- ``unseen``: a sixth blind set, written after the engine's last change and never looked
+  at (``bench.public.layouts_unseen_4``): an AWS Bedrock knowledge-base prompt, ChatML
+  flattened, an RSS reader's item, a Jira Service Management request, an answer engine's
+  numbered sources, a spreadsheet row, Notion's "Ask AI", a LangSmith trace as text.
 
 A layout that names a material label the engine happens to know is fine; the point of the
 unusual family is that nothing in it does.
@@ -50,6 +52,7 @@ from bench.public.layouts_blind_2 import BLIND as SECOND_BLIND
 from bench.public.layouts_unseen import BLIND as THIRD_BLIND
 from bench.public.layouts_unseen_2 import BLIND as FOURTH_BLIND
 from bench.public.layouts_unseen_3 import BLIND as FIFTH_BLIND
+from bench.public.layouts_unseen_4 import BLIND as SIXTH_BLIND
 
 
 class Family(StrEnum):
@@ -200,11 +203,17 @@ UNUSUAL = (
 
 BLIND = tuple(
     PromptLayout(name.replace("_", "-"), Family.BLIND, render, where)
-    for name, where, render in (*FIRST_BLIND, *SECOND_BLIND, *THIRD_BLIND, *FOURTH_BLIND)
+    for name, where, render in (
+        *FIRST_BLIND,
+        *SECOND_BLIND,
+        *THIRD_BLIND,
+        *FOURTH_BLIND,
+        *FIFTH_BLIND,
+    )
 )
 UNSEEN = tuple(
     PromptLayout(name.replace("_", "-"), Family.UNSEEN, render, where)
-    for name, where, render in FIFTH_BLIND
+    for name, where, render in SIXTH_BLIND
 )
 
 #: Every layout but the benchmark's own, by name.
