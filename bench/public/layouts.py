@@ -3,7 +3,7 @@
 A verdict must not depend on where the input sits, nor on how the prompt that carries it
 is laid out. Each layout here takes the material (a knowledge passage or a document) and
 the ask (a question, an instruction, a dialogue so far) and writes the task a runtime
-would send. Three families:
+would send. The families:
 
 - ``benchmark``: the templates ``bench.public.halueval`` has always written, three per file.
 - ``common``: layouts people use, copied from the projects that ship them (LangChain's
