@@ -355,10 +355,12 @@ def _unheld(given: Sequence[str], block: str) -> str:
     a timestamp or a column of its own; the sentences a source holds are its words and are
     left to it, the host's "Welcome back" and any sentence with something new stay.
     """
+    if not given:
+        return block
     if any(_holds(g, block) for g in given):
         return ""
     units = [line for sentence in sentences(block) for line in sentence.splitlines()]
-    held = [any(_holds_unit(g, unit) for g in given) for unit in units]
+    held = [_held_by_any(given, unit) for unit in units]
     if not any(held):
         return block
     return " ".join(unit for unit, h in zip(units, held, strict=True) if not h).strip()
@@ -373,9 +375,10 @@ def _holds(source: str, block: str) -> bool:
     return bool(folded) and (folded in source or source in folded)
 
 
-def _holds_unit(source: str, unit: str) -> bool:
+def _held_by_any(given: Sequence[str], unit: str) -> bool:
     """Whether a source holds a sentence of a few words, less the label or columns before it."""
     text = without_markup(unit)
     cuts = [(text.split(sep, 1)[1], text.rsplit(sep, 1)[1]) for sep in _LABEL_ENDS if sep in text]
-    tails = [text, *(tail for pair in cuts for tail in pair)]
-    return any(_enough(t, MIN_HELD_WORDS) and squash(t) in source for t in tails)
+    tails = (text, *(tail for pair in cuts for tail in pair))
+    found = [squash(t) for t in tails if _enough(t, MIN_HELD_WORDS)]
+    return any(t in source for t in found for source in given)
