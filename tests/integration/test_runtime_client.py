@@ -24,6 +24,7 @@ import redis
 
 from bench.common import review_obj, stop_process
 from bench.redis_cost import connections_to
+from schemas.request import review_key
 from schemas.result import ReviewResult
 from tests.infrastructure import wait_until
 from tests.integration.support import fresh_dag
@@ -80,7 +81,14 @@ async def burst(settings: Settings, stage1_queue: str, db: redis.Redis) -> dict[
         with pytest.raises(ReviewTimeoutError) as timed_out:
             await client.review(late, timeout=0.001)
         results = await reviews
-        again = await client.review(late, timeout=120)  # still in flight; awaited again
+        # Once the late review is published, awaiting it again answers from the stream and
+        # sends nothing (one still unpublished is sent again: a lost message is recovered).
+        published = settings.keys.published(review_key(dags[0], "late", 1), dags[0])
+        for _ in range(1200):  # a minute, to outlast a loaded machine
+            if db.exists(published):
+                break
+            await asyncio.sleep(0.05)
+        again = await client.review(late, timeout=120)
         return {
             "asked": asked,
             "results": results,
