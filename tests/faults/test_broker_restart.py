@@ -45,7 +45,11 @@ def server() -> Iterator[FaultServer]:
 
 @pytest.fixture(scope="module")
 def aof_redis(faults_redis_url: str) -> Iterator[PrivateRedis]:
-    """A redis-server with AOF everysec, as production runs it."""
+    """A redis-server with AOF, every acknowledged write in it (``PrivateRedis``).
+
+    Production's everysec adds an fsync a second, for power loss, and a window a kill -9
+    can fall in (docs/how-to/kubernetes.md): Redis's trade-off, not the fleet's.
+    """
     with private_redis(appendonly=True) as server:
         yield server
 
