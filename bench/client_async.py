@@ -14,6 +14,12 @@ Each review's *extra wait* is when its caller holds the verdict minus when the f
 published it (the stream entry's id: the Redis clock, in ms, on the same machine): what
 the waiting itself adds to the fleet's end-to-end latency (submit to publish), which is
 reported beside it. Ids have millisecond resolution, so each extra wait is good to 1 ms.
+
+Both are measured twice, each time on a fleet of its own. First with the caller, Redis
+and the fleet sharing every CPU: a waiting process that wakes on a busy machine waits for
+a CPU, and on two cores that wait is most of the tail. Then, on a machine with two CPUs or
+more, with the caller alone on one CPU and the fleet and Redis on the others, as a
+runtime and its fleet run on hosts of their own: what is left is the client's own work.
 """
 
 from __future__ import annotations
@@ -24,7 +30,9 @@ import os
 import sys
 import threading
 import time
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from enum import StrEnum
 from pathlib import Path
 from typing import Any
 
@@ -121,25 +129,75 @@ def _subscribed(settings: Settings, total: int, concurrency: int) -> dict[str, A
     return _summary(extra, e2e)
 
 
-def measure(total: int, concurrency: int) -> dict[str, Any]:
-    """Both ways of waiting, on one fleet, in one run."""
+class Placement(StrEnum):
+    """Where the caller runs beside the fleet."""
+
+    SHARED = "shared"
+    """Caller, fleet and Redis on every CPU."""
+    OWN_CPU = "own_cpu"
+    """The caller alone on one CPU; the fleet and Redis on the rest."""
+
+
+def _cpus(placement: Placement) -> tuple[set[int], set[int]] | None:
+    """The fleet's CPUs and the caller's, or None where the placement cannot be had."""
+    every = os.sched_getaffinity(0)
+    if placement is Placement.SHARED:
+        return every, every
+    if len(every) < 2:
+        return None
+    caller = {max(every)}
+    return every - caller, caller
+
+
+@contextmanager
+def _placed(fleet_cpus: set[int]) -> Iterator[None]:
+    """Spawn what this block starts on ``fleet_cpus``; every CPU again after it.
+
+    Processes and threads inherit the affinity of the thread that makes them, so once the
+    fleet is up and this thread moves to the caller's CPU, Redis and the workers stay
+    where they started, and the client's threads, made later, go with the caller.
+    """
+    every = os.sched_getaffinity(0)
+    os.sched_setaffinity(0, fleet_cpus)
+    try:
+        yield
+    finally:
+        os.sched_setaffinity(0, every)
+
+
+def _placement_run(placement: Placement, total: int, concurrency: int) -> dict[str, Any] | None:
+    """Both ways of waiting on a fleet of their own, placed as ``placement`` says."""
+    cpus = _cpus(placement)
+    if cpus is None:
+        return None
+    fleet_cpus, caller_cpus = cpus
     prefix = common.unique("bench-await")
-    before = os.getloadavg()[0]
-    with common.private_redis() as server:
+    with _placed(fleet_cpus), common.private_redis() as server:
         env = common.fleet_env(prefix)
         settings = common.settings_for(server.url, env)
         with common.running_fleet(server.url, env):
+            os.sched_setaffinity(0, caller_cpus)
             warm = asyncio.run(_awaits(settings, 50, concurrency))  # connections, imports
             awaited = asyncio.run(_awaits(settings, total, concurrency))
             subscribed = _subscribed(settings, total, concurrency)
+    return {
+        "cpus": {"fleet_and_redis": sorted(fleet_cpus), "caller": sorted(caller_cpus)},
+        "warm_up_reviews": warm["reviews"],
+        "await_review": awaited,
+        "submit_and_subscribe": subscribed,
+    }
+
+
+def measure(total: int, concurrency: int) -> dict[str, Any]:
+    """Both ways of waiting, on a shared machine and with the caller on its own CPU."""
+    before = os.getloadavg()[0]
+    runs = {p.value: _placement_run(p, total, concurrency) for p in Placement}
     return {
         # Other work on the machine starves a waiting process of CPU: both sides alike.
         "load_average_1m": [round(before, 1), round(os.getloadavg()[0], 1)],
         "awaits": total,
         "concurrency": concurrency,
-        "warm_up_reviews": warm["reviews"],
-        "await_review": awaited,
-        "submit_and_subscribe": subscribed,
+        "placements": runs,
     }
 
 
@@ -147,16 +205,24 @@ def render(current: str) -> str:
     """docs/runtime.md with its figures block written from the results file."""
     figures = json.loads((common.RESULTS_DIR / f"{NAME}.json").read_text())
     rows = []
-    for label, key in (
-        ("`await review(...)`", "await_review"),
-        ("`submit` + `subscribe`", "submit_and_subscribe"),
+    for placement, where in (
+        (Placement.SHARED, "caller, fleet and Redis share the CPUs"),
+        (Placement.OWN_CPU, "caller on a CPU of its own"),
     ):
-        part = figures[key]
-        wait, e2e = part["extra_wait_ms"], part["fleet_end_to_end_ms"]
-        rows.append(
-            f"| {label} | {part['reviews']} | {wait['p50']} | {wait['p99']} | "
-            f"{e2e['p50']} | {e2e['p99']} |"
-        )
+        run = figures["placements"].get(placement.value)
+        if run is None:
+            rows.append(f"| {where} | not measured: one CPU | | | | | |")
+            continue
+        for label, key in (
+            ("`await review(...)`", "await_review"),
+            ("`submit` + `subscribe`", "submit_and_subscribe"),
+        ):
+            part = run[key]
+            wait, e2e = part["extra_wait_ms"], part["fleet_end_to_end_ms"]
+            rows.append(
+                f"| {where} | {label} | {part['reviews']} | {wait['p50']} | {wait['p99']} | "
+                f"{e2e['p50']} | {e2e['p99']} |"
+            )
     block = "\n".join(
         [
             START,
@@ -165,9 +231,9 @@ def render(current: str) -> str:
             f"{figures['load_average_1m'][0]} to {figures['load_average_1m'][1]} "
             f"(`bench/results/{NAME}.json`):",
             "",
-            "| how the runtime waits | reviews | extra wait p50 ms | extra wait p99 ms "
-            "| fleet end to end p50 ms | p99 ms |",
-            "| --- | ---: | ---: | ---: | ---: | ---: |",
+            "| where | how the runtime waits | reviews | extra wait p50 ms "
+            "| extra wait p99 ms | fleet end to end p50 ms | p99 ms |",
+            "| --- | --- | ---: | ---: | ---: | ---: | ---: |",
             *rows,
             END,
         ]
@@ -188,8 +254,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--concurrency", type=int, default=50)
     options = parser.parse_args(args)
     figures = common.publish(NAME, measure(options.awaits, options.concurrency))
-    for key in ("await_review", "submit_and_subscribe"):
-        print(key, json.dumps(figures[key]))
+    for placement, run in figures["placements"].items():
+        for key in ("await_review", "submit_and_subscribe"):
+            print(placement, key, json.dumps(run and run[key]))
     return write_or_check(DOC, render, "python -m bench.client_async --figures", [])
 
 

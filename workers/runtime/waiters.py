@@ -8,7 +8,8 @@ keys it sees. A stream no one waits on is dropped; with none, the reader sleeps.
 
 Nothing is missed between the look-up and the read: ``expect`` registers the future
 first, then asks, in one transaction, for the stream's last id and whether the review is
-already there (published reviews answer at once); the reader reads on from that id. A
+already there (published reviews answer at once); the reader reads on from that id. The
+asks of many waits begun together share that transaction (``lookups``). A
 blocked ``XREAD`` does not know a stream added meanwhile, so adding one unblocks it
 (``CLIENT UNBLOCK``); the read then starts again with the new stream.
 
@@ -31,6 +32,7 @@ import redis.asyncio as aredis
 from workers.errors import BrokerUnavailableError, ClientClosedError
 from workers.keys import Keys
 from workers.results.stream import EntryKind, parse_entry
+from workers.runtime.lookups import BatchedLookups
 from workers.runtime.verdicts import (
     PERSON_KINDS,
     REVIEW_KINDS,
@@ -81,6 +83,7 @@ class StreamWaiters:
         outage_bound_s: float,
     ) -> None:
         self._commands = commands
+        self._lookups = BatchedLookups(commands)
         self._reader = reader
         self._keys = keys
         self._block_ms = block_ms
@@ -103,15 +106,12 @@ class StreamWaiters:
         stream = self._keys.results(dag_id)
         wait = self._register(self._reviews, stream, review_key)
         try:
-            pipe = self._commands.pipeline(transaction=True)
-            pipe.xrevrange(stream, count=1)
-            pipe.get(self._keys.published(review_key, dag_id))
-            tail, published = await pipe.execute()
-            entry_id = text_of(published)
+            looked = await self._lookups.ask(stream, self._keys.published(review_key, dag_id))
+            entry_id = text_of(looked.value)
             if entry_id is not None:
                 [payload] = await self._payloads(stream, entry_id, 1)
                 _settle(wait.future, as_review(payload))
-            self._watch(stream, _tail_id(tail))
+            self._watch(stream, _tail_id(looked.tail))
         except BaseException:
             wait.close()
             raise
@@ -122,15 +122,12 @@ class StreamWaiters:
         stream = self._keys.results(dag_id)
         wait = self._register(self._people, stream, review_key)
         try:
-            pipe = self._commands.pipeline(transaction=True)
-            pipe.xrevrange(stream, count=1)
-            pipe.get(self._keys.human_decided(review_key))
-            tail, decided = await pipe.execute()
-            entry_id = decided_entry_id(decided)
+            looked = await self._lookups.ask(stream, self._keys.human_decided(review_key))
+            entry_id = decided_entry_id(looked.value)
             if entry_id is not None:
                 verdict, decision = await self._payloads(stream, entry_id, 2)
                 _settle(wait.future, person_decided(verdict, decision))
-            self._watch(stream, _tail_id(tail))
+            self._watch(stream, _tail_id(looked.tail))
         except BaseException:
             wait.close()
             raise
@@ -280,7 +277,9 @@ class StreamWaiters:
     async def aclose(self) -> None:
         """Stop the reader; every wait still open ends with ``ClientClosedError``."""
         self._closed = True
-        self._fail_all(ClientClosedError("the client was closed while waiting"))
+        closed = ClientClosedError("the client was closed while waiting")
+        self._fail_all(closed)
+        await self._lookups.aclose(closed)
         for task in (self._task, self._waking):
             if task is not None:
                 task.cancel()
