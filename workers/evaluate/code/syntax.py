@@ -85,15 +85,16 @@ def _shell(text: str) -> ParseFailure | None:
 
 
 _XML_DECLARATION = re.compile(r"\A\s*<\?xml[^>]*\?>")
-#: Text characters HTML allows bare: ``>``, and ``&`` that starts no character reference.
-_BARE = re.compile(r">|&(?![A-Za-z][A-Za-z0-9]*;?|#)")
+#: Text characters a browser reads as text: ``>``, ``&`` that starts no character
+#: reference, and ``<`` that starts no tag, end tag, comment or declaration (``a < b``).
+_BARE = re.compile(r">|&(?![A-Za-z][A-Za-z0-9]*;?|#)|<(?![A-Za-z/!?])")
 _MARKUP = re.compile(r"<(?:!--.*?-->|[A-Za-z/!?](?:\"[^\"]*\"|'[^']*'|[^'\">])*>?)", re.S)
 
 
 def _html(text: str) -> ParseFailure | None:
-    """HTML as a browser reads it: a bare ``>`` or ``&`` in text and XHTML's declaration are fine.
+    """HTML as a browser reads it: a bare ``>``, ``&`` or ``<`` in text, XHTML's declaration.
 
-    tree-sitter-html takes both for errors; each is blanked out, one character for one, so
+    tree-sitter-html takes each for an error; each is blanked out, one character for one, so
     a position still points at the same place.
     """
     text = _XML_DECLARATION.sub(lambda m: re.sub(r"[^\n]", " ", m.group(0)), text)
