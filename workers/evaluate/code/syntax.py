@@ -3,7 +3,8 @@
 The standard library parses Python, JSON, TOML and XML; sqlglot parses SQL (the Floor's
 own parser); PyYAML reads every document of a YAML stream (composing, never
 constructing, so no tag and no alias is ever acted on); tree-sitter's grammars read the
-rest (``grammars``), a shell script's rejection confirmed by ``bash -n`` (``bash``).
+rest (``grammars``), a shell script's rejection confirmed by ``bash -n`` (``bash``), and
+TypeScript newer than its grammar written in an older form first (``typescript``).
 Each heavy parser is imported the first time a text needs it.
 """
 
@@ -18,6 +19,7 @@ from xml.parsers import expat
 from schemas.code import CodeLanguage
 from workers.evaluate.code.bash import bash_failure
 from workers.evaluate.code.grammars import Grammar, grammar_failure, grammar_reads
+from workers.evaluate.code.typescript import typescript_failure
 from workers.evaluate.parsed import ParseFailure, json_document, python_tree, sql_statements
 
 _CACHE_SIZE = 256
@@ -107,28 +109,6 @@ def _html(text: str) -> ParseFailure | None:
     return grammar_failure(Grammar.HTML, "".join(pieces), shown=text)
 
 
-_DIRECTIVE = re.compile(r"^///[ \t]*<reference\b[^\n]*$", re.M)
-_WELL_FORMED_DIRECTIVE = re.compile(
-    r"^///[ \t]*<reference(?:[ \t]+[a-z-]+[ \t]*=[ \t]*(?:\"[^\"\n]*\"|'[^'\n]*'))+[ \t]*/>[ \t]*$"
-)
-
-
-def _typescript(text: str, grammar: Grammar = Grammar.TYPESCRIPT) -> ParseFailure | None:
-    """TypeScript, with the compiler's triple-slash directives (``/// <reference ... />``).
-
-    tree-sitter reads a directive as a comment; the compiler parses it, and refuses one
-    that is not well formed (error TS1084).
-    """
-    failure = grammar_failure(grammar, text)
-    if failure is not None:
-        return failure
-    for directive in _DIRECTIVE.finditer(text):
-        if not _WELL_FORMED_DIRECTIVE.match(directive.group(0)):
-            line = text.count("\n", 0, directive.start()) + 1
-            return ParseFailure("invalid 'reference' directive syntax", line, 1)
-    return None
-
-
 def _grammar(grammar: Grammar) -> Callable[[str], ParseFailure | None]:
     return lambda text: grammar_failure(grammar, text)
 
@@ -141,7 +121,7 @@ _PARSERS: dict[CodeLanguage, Callable[[str], ParseFailure | None]] = {
     CodeLanguage.XML: _xml,
     CodeLanguage.YAML: _yaml,
     CodeLanguage.JAVASCRIPT: _grammar(Grammar.JAVASCRIPT),
-    CodeLanguage.TYPESCRIPT: _typescript,
+    CodeLanguage.TYPESCRIPT: typescript_failure,
     CodeLanguage.SHELL: _shell,
     CodeLanguage.HTML: _html,
     CodeLanguage.DOCKERFILE: _grammar(Grammar.DOCKERFILE),
@@ -173,7 +153,7 @@ def parses_as_tsx(text: str, *, quick: bool = False) -> bool:
     """Whether TypeScript's JSX grammar reads ``text`` (a ``.tsx`` block tagged ``ts``)."""
     if quick and not grammar_reads(Grammar.TSX, text):
         return False
-    return _typescript(text, Grammar.TSX) is None
+    return typescript_failure(text, Grammar.TSX) is None
 
 
 _QUICK = {CodeLanguage.JAVASCRIPT: Grammar.JAVASCRIPT, CodeLanguage.TYPESCRIPT: Grammar.TYPESCRIPT}

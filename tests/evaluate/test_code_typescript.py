@@ -1,0 +1,48 @@
+"""TypeScript newer than tree-sitter's grammar: read as the compiler reads it, slips still found."""
+
+from __future__ import annotations
+
+import pytest
+
+from schemas.request import NodeOutput, OutputKind
+from workers.evaluate import check_floor
+
+# Shaped on what npm packages publish: zod's schemas, type-fest's and rxjs's declarations.
+VALID = {
+    "variance": (
+        "export interface ZodObject<\n"
+        "  /** @ts-ignore Cast variance */\n"
+        "  out Shape extends ZodShape = ZodLooseShape,\n"
+        "  in out Config extends ObjectConfig = Strip,\n"
+        "> extends ZodType<ObjectInternals<Shape, Config>> {}\n"
+        "type Check<in T = never> = (input: T) => void;\n"
+    ),
+    "type_star": "export type * from './observable-like.d.ts';\nexport type * as t from './t';\n",
+    "default_signature": (
+        'import type * as errors from "../core/errors.js";\n'
+        "export default function (): {\n    localeError: errors.ErrorMap;\n};\n"
+    ),
+    "import_member": (
+        "export declare function scheduleObservable<T>(input: InteropObservable<T>, "
+        'scheduler: SchedulerLike): import("../Observable").Observable<T>;\n'
+    ),
+}
+
+
+@pytest.mark.parametrize("name", sorted(VALID))
+def test_syntax_newer_than_the_grammar_passes_the_floor(name: str) -> None:
+    output = NodeOutput(kind=OutputKind.TYPESCRIPT, content=VALID[name])
+    assert check_floor(output, None).passed
+
+
+def test_a_slip_after_newer_syntax_is_still_found_where_it_is() -> None:
+    broken = VALID["variance"] + "export const parse = (x: unknown) => {\n  return [x;\n};\n"
+    floor = check_floor(NodeOutput(kind=OutputKind.TYPESCRIPT, content=broken), None)
+    (violation,) = floor.violations
+    assert violation.position is not None and violation.position.line == 8
+
+
+def test_variance_is_blanked_only_in_type_parameters() -> None:
+    # `in` as an operator and `out` as a name are left as they are, and still read.
+    text = "for (const key in record) {\n  const out = key in other, y = a < b;\n}\n"
+    assert check_floor(NodeOutput(kind=OutputKind.TYPESCRIPT, content=text), None).passed
