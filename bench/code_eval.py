@@ -270,6 +270,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parser.parse_args(argv)
     started = time.perf_counter()
     wanted = [CodeLanguage(name) for name in args.languages.split(",")]
+    code_corpus.install_sources()
     paths = code_corpus.candidates()
     show: list[str] = []
     out: dict[str, Any] = {"per_half": args.per_half, "languages": {}, "left_out": {}}
