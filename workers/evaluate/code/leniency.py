@@ -3,8 +3,8 @@
 A writer elides (``...``, ``# ...``, ``// rest unchanged``), shows a console session
 (``$ ``, ``>>> ``, ``In [1]:``) or a diff, quotes a fragment (a method, an object literal, a
 WHERE clause's dialect), fills in a template (``{{ }}``, ``{% %}``, ``${VAR}``) or leaves a
-placeholder (``<your-token>``). None of that is a defect of the code, and none is ever a
-finding. Each helper here is a plain function of a block's text.
+placeholder (``<your-token>``, ``<id|token>``). None of that is a defect of the code, and
+none is ever a finding. Each helper here is a plain function of a block's text.
 """
 
 from __future__ import annotations
@@ -52,7 +52,7 @@ _OWN_BRACES = frozenset({_L.PYTHON, _L.JAVASCRIPT, _L.TYPESCRIPT})
 _DOLLAR_BRACE = re.compile(r"\$\{[^}\n]*\}")
 #: Languages in which ``${NAME}`` is their own syntax, not a template's.
 _OWN_DOLLAR_BRACE = frozenset({_L.SHELL, _L.JAVASCRIPT, _L.TYPESCRIPT, _L.DOCKERFILE, _L.YAML})
-_PLACEHOLDER = re.compile(r"<[A-Za-z][\w .:/-]{0,60}>")
+_PLACEHOLDER = re.compile(r"<[A-Za-z][\w .:/|-]{0,60}>")
 #: Languages in which ``<word>`` is not syntax of their own, so it is a writer's placeholder.
 _PLACEHOLDER_LANGUAGES = frozenset({_L.SHELL, _L.SQL, _L.PYTHON, _L.JSON, _L.TOML, _L.DOCKERFILE})
 _STAND_IN = {_L.JSON: "null", _L.TOML: "0", _L.SHELL: "X", _L.DOCKERFILE: "X"}
@@ -158,6 +158,26 @@ def neutralised(language: CodeLanguage, body: str) -> str:
     if language is _L.JSON:
         text = _JSON_COMMENT.sub(_keep_strings_blank_comments, text)
     return text
+
+
+def synopsis_left_open(language: CodeLanguage, body: str) -> bool:
+    """Whether a shell block with ``<placeholders>`` leaves a square bracket open or unopened.
+
+    Such a block is a command's synopsis, its brackets the optional parts
+    (``npm run <command> [-- <args>]``): whatever stands in for the placeholders, a
+    bracket left open is a slip in it, so the placeholders excuse no error of bash's.
+    """
+    if language is not _L.SHELL or _PLACEHOLDER.search(body) is None:
+        return False
+    depth = 0
+    for char in code_only(language, body):
+        if char == "[":
+            depth += 1
+        elif char == "]":
+            if depth == 0:
+                return True
+            depth -= 1
+    return depth != 0
 
 
 def _keep_strings_blank_comments(match: re.Match[str]) -> str:

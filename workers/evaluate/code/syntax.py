@@ -17,7 +17,7 @@ from functools import lru_cache
 from xml.parsers import expat
 
 from schemas.code import CodeLanguage
-from workers.evaluate.code.bash import bash_failure
+from workers.evaluate.code.bash import bash_failure, redirect_across_lines
 from workers.evaluate.code.grammars import Grammar, grammar_failure, grammar_reads
 from workers.evaluate.code.typescript import typescript_failure
 from workers.evaluate.parsed import ParseFailure, json_document, python_tree, sql_statements
@@ -79,7 +79,7 @@ def _yaml(text: str) -> ParseFailure | None:
 def _shell(text: str) -> ParseFailure | None:
     read = grammar_failure(Grammar.BASH, text)
     if read is None:
-        return None
+        return bash_failure(text) if redirect_across_lines(text) else None
     refused = bash_failure(text)
     if refused is None or refused.line != read.line:
         return refused
