@@ -90,6 +90,7 @@ _XML_DECLARATION = re.compile(r"\A\s*<\?xml[^>]*\?>")
 #: Text characters a browser reads as text: ``>``, ``&`` that starts no character
 #: reference, and ``<`` that starts no tag, end tag, comment or declaration (``a < b``).
 _BARE = re.compile(r">|&(?![A-Za-z][A-Za-z0-9]*;?|#)|<(?![A-Za-z/!?])")
+_HTML_TEMPLATE = re.compile(r"\{\{.*?\}\}|\{%.*?%\}|\{#.*?#\}")
 _MARKUP = re.compile(r"<(?:!--.*?-->|[A-Za-z/!?](?:\"[^\"]*\"|'[^']*'|[^'\">])*>?)", re.S)
 
 
@@ -97,16 +98,27 @@ def _html(text: str) -> ParseFailure | None:
     """HTML as a browser reads it: a bare ``>``, ``&`` or ``<`` in text, XHTML's declaration.
 
     tree-sitter-html takes each for an error; each is blanked out, one character for one, so
-    a position still points at the same place.
+    a position still points at the same place. A page template's tags (``{% if %}``,
+    ``{{ url }}``, ``{# #}``), in text, in a tag or in an attribute's value
+    (``href="{% static "a.css" %}"``), are filled in first, as rendering fills them: an
+    expression with a word, a statement with blanks, each of the same length. A template's
+    page parses once rendered, as its fenced block does (``leniency``).
     """
-    text = _XML_DECLARATION.sub(lambda m: re.sub(r"[^\n]", " ", m.group(0)), text)
+    shown = _XML_DECLARATION.sub(lambda m: re.sub(r"[^\n]", " ", m.group(0)), text)
+    text = _HTML_TEMPLATE.sub(_filled, shown)
     pieces, at = [], 0
     for tag in _MARKUP.finditer(text):
         pieces.append(_BARE.sub(" ", text[at : tag.start()]))
         pieces.append(tag.group(0))
         at = tag.end()
     pieces.append(_BARE.sub(" ", text[at:]))
-    return grammar_failure(Grammar.HTML, "".join(pieces), shown=text)
+    return grammar_failure(Grammar.HTML, "".join(pieces), shown=shown)
+
+
+def _filled(match: re.Match[str]) -> str:
+    """A template tag as a word (``{{ }}``) or blanks of as many bytes: a byte column holds."""
+    tag = match.group(0)
+    return ("x" if tag.startswith("{{") else " ") * len(tag.encode("utf-8", "surrogatepass"))
 
 
 def _grammar(grammar: Grammar) -> Callable[[str], ParseFailure | None]:
