@@ -109,12 +109,16 @@ def elided_lines(language: CodeLanguage, body: str) -> list[int]:
 
     A line that opens with ``=>`` (``// =>``, ``# =>``) shows what the line above returns,
     as documentation writes it: what follows is output, and a parser reads the ``=>`` as
-    part of the line above (an arrow function), so that line counts too.
+    part of the line above (an arrow function), so that line counts too. A line inside a
+    block comment or a string (a doc comment's ``@example``, a docstring) is neither.
     """
     inline = language in _ELLIPSIS_FOREIGN
     code = code_only(language, body).split("\n") if inline else []
+    inside = _inside_comments_and_strings(language, body)
     found: list[int] = []
     for number, line in enumerate(body.split("\n"), 1):
+        if number in inside:
+            continue
         if _RESULT.match(line):
             found.extend((number - 1, number) if number > 1 else (number,))
         elif _ELISION_COMMENT.match(line) or (inline and _INLINE_ELISION.search(code[number - 1])):
@@ -133,6 +137,16 @@ _STRINGS_AND_COMMENTS = {
 _C_LIKE = re.compile(
     r"\"(?:\\.|[^\"\\\n])*\"|'(?:\\.|[^'\\\n])*'|`(?:\\.|[^`\\])*`|//[^\n]*|/\*.*?\*/", re.S
 )
+
+
+def _inside_comments_and_strings(language: CodeLanguage, body: str) -> set[int]:
+    """The 1-based lines that begin inside a block comment or a string of several lines."""
+    pattern = _STRINGS_AND_COMMENTS.get(language, _C_LIKE)
+    inside: set[int] = set()
+    for match in pattern.finditer(body):
+        first = body.count("\n", 0, match.start()) + 1
+        inside.update(range(first + 1, first + match.group(0).count("\n") + 1))
+    return inside
 
 
 def code_only(language: CodeLanguage, body: str) -> str:

@@ -19,7 +19,7 @@ from xml.parsers import expat
 from schemas.code import CodeLanguage
 from workers.evaluate.code.bash import bash_failure, redirect_across_lines
 from workers.evaluate.code.grammars import Grammar, grammar_failure, grammar_reads
-from workers.evaluate.code.typescript import typescript_failure
+from workers.evaluate.code.typescript import older_form, typescript_failure
 from workers.evaluate.parsed import ParseFailure, json_document, python_tree, sql_statements
 
 _CACHE_SIZE = 256
@@ -163,7 +163,7 @@ def parses_in_sql_dialect(text: str) -> str | None:
 
 def parses_as_tsx(text: str, *, quick: bool = False) -> bool:
     """Whether TypeScript's JSX grammar reads ``text`` (a ``.tsx`` block tagged ``ts``)."""
-    if quick and not grammar_reads(Grammar.TSX, text):
+    if quick and not _grammar_reads(Grammar.TSX, text):
         return False
     return typescript_failure(text, Grammar.TSX) is None
 
@@ -178,6 +178,16 @@ def reads_quickly(language: CodeLanguage, text: str) -> bool:
     so a no may be wrong: for trying many candidate texts, where a false no is safe.
     """
     grammar = _QUICK.get(language)
-    if grammar is not None and not grammar_reads(grammar, text):
+    if grammar is not None and not _grammar_reads(grammar, text):
         return False
     return syntax_error(language, text) is None
+
+
+def _grammar_reads(grammar: Grammar, text: str) -> bool:
+    """``grammar_reads``, with TypeScript newer than its grammar in its older form too."""
+    if grammar_reads(grammar, text):
+        return True
+    if grammar not in (Grammar.TYPESCRIPT, Grammar.TSX):
+        return False
+    older = older_form(text)
+    return older != text and grammar_reads(grammar, older)
