@@ -75,3 +75,14 @@ def test_a_slip_beside_syntax_newer_than_the_grammar_is_broken_code_not_another_
     assert _fenced(body) is BlockStatus.PARSED
     broken = body.replace("d.ts';", "d.ts;")
     assert _fenced(broken) is BlockStatus.SYNTAX_ERROR
+
+
+def test_a_typescript_module_with_jsx_passes_the_floor_as_a_tsx_file_does() -> None:
+    component = (
+        'import * as React from "react";\n\n'
+        "export const Greeting = ({ name }: { name: string }): React.ReactElement => {\n"
+        '  return <div className="greeting">Hello, {name}</div>;\n};\n'
+    )
+    assert check_floor(NodeOutput(kind=OutputKind.TYPESCRIPT, content=component), None).passed
+    broken = component.replace("</div>;", "</div;")
+    assert not check_floor(NodeOutput(kind=OutputKind.TYPESCRIPT, content=broken), None).passed
