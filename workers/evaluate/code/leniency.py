@@ -139,8 +139,17 @@ _C_LIKE = re.compile(
 )
 
 
+_MULTILINE_COMMENTS_AND_STRINGS = frozenset({_L.PYTHON, _L.JAVASCRIPT, _L.TYPESCRIPT, _L.SQL})
+
+
 def _inside_comments_and_strings(language: CodeLanguage, body: str) -> set[int]:
-    """The 1-based lines that begin inside a block comment or a string of several lines."""
+    """The 1-based lines that begin inside a block comment or a string of several lines.
+
+    Only where the language has them (docstrings, ``/* */``, template literals): elsewhere
+    a quote or a ``/*`` (a YAML glob's) is text, and opens nothing.
+    """
+    if language not in _MULTILINE_COMMENTS_AND_STRINGS:
+        return set()
     pattern = _STRINGS_AND_COMMENTS.get(language, _C_LIKE)
     inside: set[int] = set()
     for match in pattern.finditer(body):
