@@ -157,7 +157,8 @@ def _note(show: list[str], item: RealFile, what: str, message: str) -> None:
 
 def measure_docs(show: list[str]) -> dict[str, Any]:
     """Per half and language: blocks, flagged, fragments, why blocks were unchecked, and
-    how many slips made in the blocks that parse as written are caught."""
+    how many slips made in the blocks that parse as written (to the engine and the
+    reference) are caught."""
     counts: dict[str, int] = {}
     halves: dict[str, dict[str, Any]] = {
         h.value: {"documents": 0, "languages": {}, "unchecked": Counter(), "readings": Counter()}
@@ -202,7 +203,13 @@ def _count(
 def _doc_mutants(
     language: CodeLanguage, blocks: list[tuple[str, FencedBlock]], show: list[str]
 ) -> list[int] | None:
-    """[mutants, caught] for one slip per operator in each block, or None with no reference."""
+    """[mutants, caught] for one slip per operator in each block, or None with no reference.
+
+    As for real files, a block counts only if the reference accepts it as written: a
+    mutation of text the reference already refuses shows nothing decidably wrong.
+    """
+    accepted = reference_valid(language, [block.body for _, block in blocks])
+    blocks = [pair for pair, valid in zip(blocks, accepted, strict=True) if valid is not False]
     proposed = [
         (item_id, block, operator, mutant)
         for item_id, block in blocks
@@ -270,6 +277,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parser.parse_args(argv)
     started = time.perf_counter()
     wanted = [CodeLanguage(name) for name in args.languages.split(",")]
+    code_corpus.install_sources()
     paths = code_corpus.candidates()
     show: list[str] = []
     out: dict[str, Any] = {"per_half": args.per_half, "languages": {}, "left_out": {}}

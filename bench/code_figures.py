@@ -83,8 +83,9 @@ def _doc_slips(docs: dict[str, Any]) -> list[str]:
         return []
     lines = [
         "",
-        "One slip per operator made in each documentation block that parses as written, kept"
-        " when the language's reference parser rejects it (flagged as broken / slips):",
+        "One slip per operator made in each documentation block that parses as written (to"
+        " the engine and to the language's reference parser), kept when the reference"
+        " rejects it (flagged as broken / slips):",
         "",
         "| half | " + " | ".join(languages) + " |",
         "|---|" + "---|" * len(languages),

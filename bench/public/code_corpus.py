@@ -27,6 +27,8 @@ from pathlib import Path
 
 from bench.public.archives import cache_dir
 from bench.public.heldout import Half, half_of, is_held_out, sample_rank
+from bench.public.npm_sources import fetch_sources, sources_dir
+from bench.public.wheel_sources import fetch_wheel_html, wheels_dir
 from schemas.code import CodeLanguage
 
 BENCHMARK = "code-files"
@@ -71,7 +73,21 @@ def roots() -> list[Path]:
     found += [Path.home() / ".pyenv" / "versions", *map(Path, _SCRIPT_DIRS)]
     # The TypeScript compiler's own declaration files, where the bench installed it.
     found.append(cache_dir() / "node" / "node_modules" / "typescript" / "lib")
+    found += [sources_dir(), wheels_dir()]
     return [p for p in found if p.is_dir()]
+
+
+def install_sources() -> None:
+    """Fetch what ``roots`` names in the bench cache (TypeScript compiler, npm, wheels' HTML).
+
+    Before ``candidates``: on a machine whose cache is empty the TypeScript files would
+    otherwise not be there to list.
+    """
+    from bench.public.code_reference import typescript_available
+
+    typescript_available()
+    fetch_sources()
+    fetch_wheel_html()
 
 
 def language_of_path(path: Path) -> CodeLanguage | None:
@@ -100,6 +116,7 @@ def candidates() -> dict[CodeLanguage, list[Path]]:
     """Every candidate path per language (names only: nothing is read)."""
     found: dict[CodeLanguage, list[Path]] = {}
     seen: set[str] = set()
+    npm, wheels = sources_dir(), wheels_dir()
     for root in roots():
         for directory, subdirs, files in os.walk(root, followlinks=False):
             subdirs[:] = [d for d in subdirs if d.lower() not in _SKIPPED_PARTS]
@@ -110,6 +127,10 @@ def candidates() -> dict[CodeLanguage, list[Path]]:
                     continue
                 seen.add(key)
                 language = language_of_path(path)
+                if root == npm and language is not _L.TYPESCRIPT:
+                    continue  # the npm packages' built JavaScript is a compiler's output
+                if root == wheels and language is not _L.HTML:
+                    continue
                 if language is not None:
                     found.setdefault(language, []).append(path)
     return found

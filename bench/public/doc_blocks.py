@@ -3,7 +3,9 @@
 The installed Python distributions' markdown descriptions (their READMEs, as published on
 PyPI), and the markdown files Debian's packages ship: Node.js's API documentation
 (``/usr/share/doc/nodejs``), npm's command docs and its bundled modules' READMEs
-(``/usr/lib/node_modules``), and the rest under ``/usr/share/doc`` and ``/usr/lib``.
+(``/usr/lib/node_modules``), and the rest under ``/usr/share/doc`` and ``/usr/lib``, read
+whether Debian compressed them (``README.md.gz``) or not; and the READMEs of the npm
+packages whose TypeScript sources ``code_corpus`` reads (``bench.public.npm_sources``).
 Written by the packages' maintainers: its fenced blocks are real documentation code, with
 the elisions, console sessions, diffs, fragments and templates real documentation has.
 
@@ -14,6 +16,7 @@ read once.
 
 from __future__ import annotations
 
+import gzip
 import importlib.metadata
 import os
 from collections.abc import Iterator
@@ -22,10 +25,12 @@ from pathlib import Path
 
 from bench.public.code_corpus import first_seen
 from bench.public.heldout import Half, half_of, is_held_out, sample_rank
+from bench.public.npm_sources import sources_dir
 from bench.public.pypi_readmes import OWN, normalised
 
 BENCHMARK = "doc-blocks"
 ROOTS = ("/usr/share/doc", "/usr/lib")
+_SUFFIXES = (".md", ".markdown", ".md.gz", ".markdown.gz")
 MAX_CHARS = 400_000
 
 
@@ -38,16 +43,25 @@ class Document:
     half: Half
 
 
-def _document_ids() -> dict[str, Path | importlib.metadata.Distribution]:
+def _document_ids(*, widened: bool = True) -> dict[str, Path | importlib.metadata.Distribution]:
+    """Every document's source by id.
+
+    ``widened``: with the compressed and the npm documents (the latency bench's documents
+    without code keep to the first corpus, so its figures stay comparable).
+    """
     found: dict[str, Path | importlib.metadata.Distribution] = {}
     for dist in importlib.metadata.distributions():
         name = normalised(dist.metadata["Name"] or "")
         if name and name != OWN:
             found[f"pypi:{name}"] = dist
-    for root in ROOTS:
+    roots: tuple[str, ...] = ROOTS
+    suffixes: tuple[str, ...] = _SUFFIXES[:2]
+    if widened:
+        roots, suffixes = (*ROOTS, str(sources_dir())), _SUFFIXES
+    for root in roots:
         for directory, _, files in os.walk(root):
             for name in files:
-                if name.lower().endswith((".md", ".markdown")):
+                if name.lower().endswith(suffixes):
                     found[f"file:{directory}/{name}"] = Path(directory) / name
     return found
 
@@ -55,8 +69,11 @@ def _document_ids() -> dict[str, Path | importlib.metadata.Distribution]:
 def _text(source: Path | importlib.metadata.Distribution) -> str:
     if isinstance(source, Path):
         try:
-            return source.read_text(encoding="utf-8")
-        except (OSError, UnicodeDecodeError):
+            raw = source.read_bytes()
+            if source.suffix == ".gz":
+                raw = gzip.decompress(raw)
+            return raw.decode("utf-8")
+        except (OSError, EOFError, UnicodeDecodeError):
             return ""
     meta = source.metadata.json
     if "markdown" not in str(meta.get("description_content_type", "")):
@@ -67,7 +84,7 @@ def _text(source: Path | importlib.metadata.Distribution) -> str:
 def unfenced_documents() -> Iterator[Document]:
     """The tunable markdown files that hold no fenced block (outputs without code)."""
     for item_id, source in sorted(
-        _document_ids().items(), key=lambda p: sample_rank(BENCHMARK, p[0])
+        _document_ids(widened=False).items(), key=lambda p: sample_rank(BENCHMARK, p[0])
     ):
         if not isinstance(source, Path) or is_held_out(BENCHMARK, item_id):
             continue

@@ -93,6 +93,28 @@ def test_shell_errors_are_bash_n_level_only() -> None:
         assert "unexpected EOF" in floor.violations[0].message
 
 
+@pytest.mark.parametrize(
+    "page",
+    [
+        "<p>Retry while attempts < 3 and delay <= 10 s.</p>\n",
+        # a server-side template's condition, as a template engine ships its pages
+        "<table>\n  {% if page < 1 %}{% set page = 1 %}{% endif %}\n"
+        "  <tr><td>x</td></tr>\n</table>\n",
+        # Django's admin and forms templates: template tags in tags and attribute values
+        '<link rel="stylesheet" href="{% static "admin/css/forms.css" %}">\n'
+        '<li{% if forloop.last %} class="last"{% endif %}>{{ entry }}</li>\n',
+        "{% if use_tag %}<{{ tag }}{% include 'attrs.html' %}>{{ label }}</{{ tag }}>"
+        "{% else %}{{ label }}{% endif %}\n",
+    ],
+)
+def test_a_bare_less_than_and_template_tags_are_html_as_a_browser_reads_it(page: str) -> None:
+    # `<` before a space, a digit or `=` starts no tag: a browser shows it as text; a
+    # template's tags are filled in as rendering fills them.
+    assert check_floor(NodeOutput(kind=OutputKind.HTML, content=page), None).passed
+    for broken in ('<p class="note"\n<b>x</b></p>\n', '<a href="{{ url }}>{{ name }}</a>\n'):
+        assert not check_floor(NodeOutput(kind=OutputKind.HTML, content=broken), None).passed
+
+
 SCHEMA = {
     "type": "object",
     "required": ["kind"],

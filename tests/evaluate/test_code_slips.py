@@ -184,3 +184,33 @@ def test_a_block_listing_the_values_one_key_may_take_is_no_repeated_key() -> Non
     assert _duplicate_keys("yaml", "repository: npm/example\nrepository: github:npm/example\n") == 0
     mixed = ALTERNATIVES.replace('"gist:11081aaa281"', '"gist:1", "name": "x"')
     assert _duplicate_keys("json", mixed) == 4
+
+
+# npm's command synopses (npm/docs/content/commands), tagged bash.
+NPM_RUN = "npm run <command> [-- <args>]\n\naliases: run-script, rum, urn\n"
+NPM_TOKEN = "npm token list\nnpm token revoke <id|token>\nnpm token create\n"
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        _slip(NPM_RUN, "<args>]", "<args>"),  # a bracket of the synopsis left open
+        "npm fund [<package-spec>\n",
+        "pg_dump --clean mydb >\n  backup.sql\n",  # bash wants the target on its line
+    ],
+)
+def test_a_shell_slip_that_bash_refuses_is_found_in_a_synopsis_too(body: str) -> None:
+    assert _read("bash", CodeLanguage.SHELL, body)[0] is BlockStatus.SYNTAX_ERROR
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        NPM_RUN,
+        NPM_TOKEN,
+        "npm fund [<package-spec>]\n",
+        "pg_dump --clean mydb > \\\n  backup.sql\n",
+    ],
+)
+def test_a_well_formed_synopsis_is_not_a_slip(body: str) -> None:
+    assert _read("bash", CodeLanguage.SHELL, body)[0] is BlockStatus.PARSED

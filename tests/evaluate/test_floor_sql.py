@@ -131,3 +131,22 @@ def test_a_statement_cut_off_mid_clause_fails_the_floor(sql: str) -> None:
 )
 def test_complete_statements_are_not_read_as_cut_off(sql: str) -> None:
     assert check_floor(output("sql", sql), None).passed
+
+
+@pytest.mark.parametrize(
+    ("sql", "line"),
+    [
+        ("SELECT CAST('2021-02-01' AS DATE", 1),  # sqlglot alone reads the CAST whole
+        ("SELECT\n  tbl.cola + tbl.colb,\n  CAST(x AS SIGNED, /* comment */\n  y\nFROM bar", 3),
+    ],
+)
+def test_a_bracket_left_open_fails_the_floor_where_it_opens(sql: str, line: int) -> None:
+    floor = check_floor(output("sql", sql), None)
+    assert [v.code for v in floor.violations] == ["SQLParseError"]
+    assert "never closed" in floor.violations[0].message
+    assert f"line {line}" in floor.violations[0].message
+
+
+def test_brackets_in_strings_comments_and_quoted_names_are_not_counted() -> None:
+    sql = "SELECT '(' AS opener, \"a)\" FROM t -- (\nWHERE f(x) > 0 /* ) */"
+    assert check_floor(output("sql", sql), None).passed

@@ -31,6 +31,12 @@ def _violations(content: str) -> list[tuple[str, str | None]]:
         # addressed by position, every one: told apart on purpose (sqlglot's own tests)
         ("SELECT a AS j, -b AS j FROM x GROUP BY 1, 2 ORDER BY 1, -b", []),
         ("SELECT a AS j, -b AS j FROM x ORDER BY 1", [("DuplicateAlias", "j")]),
+        # a bare column after an alias of its name: the alias again (a lateral alias)
+        ("SELECT x.a + x.b AS f, f, f + 5 FROM x", []),
+        ("SELECT x.a + x.b AS f, x.f FROM x", [("DuplicateAlias", "f")]),
+        # two tables of one name in two schemas, told apart by their qualified names
+        ("SELECT db1.a.id, db2.a.id FROM db1.a JOIN db2.a ON db1.a.id = db2.a.id", []),
+        ("SELECT 1 FROM db.a JOIN db.a ON 1 = 1", [("DuplicateAlias", "db.a")]),
     ],
 )
 def test_duplicate_column_aliases_fail_the_floor(

@@ -119,7 +119,7 @@ def sql_statements(content: str, dialect: str | None = None) -> tuple[exp.Expr, 
     statements = tuple(s for s in parsed if s is not None)
     if not statements:
         return ParseFailure("no SQL statement found")
-    return _dangling_end(tokens) or _stray_comma(tokens) or statements
+    return _dangling_end(tokens) or _stray_comma(tokens) or _unbalanced(tokens) or statements
 
 
 def _sql_failure(exc: sqlglot.errors.ParseError) -> ParseFailure:
@@ -202,6 +202,26 @@ def _stray_comma(tokens: list[Token]) -> ParseFailure | None:
             return ParseFailure(
                 f"a comma before {shown}: the list ends on it", comma.line, comma.col
             )
+    return None
+
+
+def _unbalanced(tokens: list[Token]) -> ParseFailure | None:
+    """A bracket left open or closing nothing (``CAST(x AS DATE``), else None.
+
+    sqlglot's parser lets some go (a ``CAST`` or a function call cut off before its
+    ``)``); no dialect does. Strings, comments and quoted names are tokens of their own,
+    so only the statement's own brackets are counted.
+    """
+    opened: list[Token] = []
+    for token in tokens:
+        if token.token_type is TokenType.L_PAREN:
+            opened.append(token)
+        elif token.token_type is TokenType.R_PAREN:
+            if not opened:
+                return ParseFailure("a ')' that closes nothing", token.line, token.col)
+            opened.pop()
+    if opened:
+        return ParseFailure("a '(' that is never closed", opened[-1].line, opened[-1].col)
     return None
 
 

@@ -177,7 +177,7 @@ def _parses(language: CodeLanguage, body: str, *, quick: bool = False) -> str | 
     if reads(body):
         return ""
     text = leniency.neutralised(language, body)
-    if text != body and reads(text):
+    if text != body and reads(text) and not leniency.synopsis_left_open(language, body):
         return "parsed with its elisions and placeholders standing in as code"
     for wrapped, how in leniency.fragment_readings(language, text):
         if reads(wrapped):

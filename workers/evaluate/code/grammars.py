@@ -125,6 +125,21 @@ def node_texts(grammar: Grammar, text: str, node_type: str, limit: int = 200) ->
     return found
 
 
+def node_spans(grammar: Grammar, text: str, node_type: str) -> list[tuple[int, int]]:
+    """The byte span of every ``node_type`` node of ``text``'s tree, in document order."""
+    from tree_sitter import Parser
+
+    source = text.encode("utf-8", errors="surrogatepass")
+    stack = [Parser(_language(grammar)).parse(source).root_node]
+    found: list[tuple[int, int]] = []
+    while stack:
+        node = stack.pop()
+        if node.type == node_type:
+            found.append((node.start_byte, node.end_byte))
+        stack.extend(reversed(node.children))
+    return found
+
+
 @dataclass(frozen=True, slots=True)
 class Unread:
     """What a recovering parse could not read in a text."""

@@ -3,8 +3,8 @@
 A writer elides (``...``, ``# ...``, ``// rest unchanged``), shows a console session
 (``$ ``, ``>>> ``, ``In [1]:``) or a diff, quotes a fragment (a method, an object literal, a
 WHERE clause's dialect), fills in a template (``{{ }}``, ``{% %}``, ``${VAR}``) or leaves a
-placeholder (``<your-token>``). None of that is a defect of the code, and none is ever a
-finding. Each helper here is a plain function of a block's text.
+placeholder (``<your-token>``, ``<id|token>``). None of that is a defect of the code, and
+none is ever a finding. Each helper here is a plain function of a block's text.
 """
 
 from __future__ import annotations
@@ -52,7 +52,7 @@ _OWN_BRACES = frozenset({_L.PYTHON, _L.JAVASCRIPT, _L.TYPESCRIPT})
 _DOLLAR_BRACE = re.compile(r"\$\{[^}\n]*\}")
 #: Languages in which ``${NAME}`` is their own syntax, not a template's.
 _OWN_DOLLAR_BRACE = frozenset({_L.SHELL, _L.JAVASCRIPT, _L.TYPESCRIPT, _L.DOCKERFILE, _L.YAML})
-_PLACEHOLDER = re.compile(r"<[A-Za-z][\w .:/-]{0,60}>")
+_PLACEHOLDER = re.compile(r"<[A-Za-z][\w .:/|-]{0,60}>")
 #: Languages in which ``<word>`` is not syntax of their own, so it is a writer's placeholder.
 _PLACEHOLDER_LANGUAGES = frozenset({_L.SHELL, _L.SQL, _L.PYTHON, _L.JSON, _L.TOML, _L.DOCKERFILE})
 _STAND_IN = {_L.JSON: "null", _L.TOML: "0", _L.SHELL: "X", _L.DOCKERFILE: "X"}
@@ -109,12 +109,16 @@ def elided_lines(language: CodeLanguage, body: str) -> list[int]:
 
     A line that opens with ``=>`` (``// =>``, ``# =>``) shows what the line above returns,
     as documentation writes it: what follows is output, and a parser reads the ``=>`` as
-    part of the line above (an arrow function), so that line counts too.
+    part of the line above (an arrow function), so that line counts too. A line inside a
+    block comment or a string (a doc comment's ``@example``, a docstring) is neither.
     """
     inline = language in _ELLIPSIS_FOREIGN
     code = code_only(language, body).split("\n") if inline else []
+    inside = _inside_comments_and_strings(language, body)
     found: list[int] = []
     for number, line in enumerate(body.split("\n"), 1):
+        if number in inside:
+            continue
         if _RESULT.match(line):
             found.extend((number - 1, number) if number > 1 else (number,))
         elif _ELISION_COMMENT.match(line) or (inline and _INLINE_ELISION.search(code[number - 1])):
@@ -133,6 +137,25 @@ _STRINGS_AND_COMMENTS = {
 _C_LIKE = re.compile(
     r"\"(?:\\.|[^\"\\\n])*\"|'(?:\\.|[^'\\\n])*'|`(?:\\.|[^`\\])*`|//[^\n]*|/\*.*?\*/", re.S
 )
+
+
+_MULTILINE_COMMENTS_AND_STRINGS = frozenset({_L.PYTHON, _L.JAVASCRIPT, _L.TYPESCRIPT, _L.SQL})
+
+
+def _inside_comments_and_strings(language: CodeLanguage, body: str) -> set[int]:
+    """The 1-based lines that begin inside a block comment or a string of several lines.
+
+    Only where the language has them (docstrings, ``/* */``, template literals): elsewhere
+    a quote or a ``/*`` (a YAML glob's) is text, and opens nothing.
+    """
+    if language not in _MULTILINE_COMMENTS_AND_STRINGS:
+        return set()
+    pattern = _STRINGS_AND_COMMENTS.get(language, _C_LIKE)
+    inside: set[int] = set()
+    for match in pattern.finditer(body):
+        first = body.count("\n", 0, match.start()) + 1
+        inside.update(range(first + 1, first + match.group(0).count("\n") + 1))
+    return inside
 
 
 def code_only(language: CodeLanguage, body: str) -> str:
@@ -158,6 +181,26 @@ def neutralised(language: CodeLanguage, body: str) -> str:
     if language is _L.JSON:
         text = _JSON_COMMENT.sub(_keep_strings_blank_comments, text)
     return text
+
+
+def synopsis_left_open(language: CodeLanguage, body: str) -> bool:
+    """Whether a shell block with ``<placeholders>`` leaves a square bracket open or unopened.
+
+    Such a block is a command's synopsis, its brackets the optional parts
+    (``npm run <command> [-- <args>]``): whatever stands in for the placeholders, a
+    bracket left open is a slip in it, so the placeholders excuse no error of bash's.
+    """
+    if language is not _L.SHELL or _PLACEHOLDER.search(body) is None:
+        return False
+    depth = 0
+    for char in code_only(language, body):
+        if char == "[":
+            depth += 1
+        elif char == "]":
+            if depth == 0:
+                return True
+            depth -= 1
+    return depth != 0
 
 
 def _keep_strings_blank_comments(match: re.Match[str]) -> str:

@@ -3,7 +3,8 @@
 The standard library parses Python, JSON, TOML and XML; sqlglot parses SQL (the Floor's
 own parser); PyYAML reads every document of a YAML stream (composing, never
 constructing, so no tag and no alias is ever acted on); tree-sitter's grammars read the
-rest (``grammars``), a shell script's rejection confirmed by ``bash -n`` (``bash``).
+rest (``grammars``), a shell script's rejection confirmed by ``bash -n`` (``bash``), and
+TypeScript newer than its grammar written in an older form first (``typescript``).
 Each heavy parser is imported the first time a text needs it.
 """
 
@@ -16,8 +17,9 @@ from functools import lru_cache
 from xml.parsers import expat
 
 from schemas.code import CodeLanguage
-from workers.evaluate.code.bash import bash_failure
+from workers.evaluate.code.bash import bash_failure, redirect_across_lines
 from workers.evaluate.code.grammars import Grammar, grammar_failure, grammar_reads
+from workers.evaluate.code.typescript import older_form, typescript_failure
 from workers.evaluate.parsed import ParseFailure, json_document, python_tree, sql_statements
 
 _CACHE_SIZE = 256
@@ -77,7 +79,7 @@ def _yaml(text: str) -> ParseFailure | None:
 def _shell(text: str) -> ParseFailure | None:
     read = grammar_failure(Grammar.BASH, text)
     if read is None:
-        return None
+        return bash_failure(text) if redirect_across_lines(text) else None
     refused = bash_failure(text)
     if refused is None or refused.line != read.line:
         return refused
@@ -85,47 +87,38 @@ def _shell(text: str) -> ParseFailure | None:
 
 
 _XML_DECLARATION = re.compile(r"\A\s*<\?xml[^>]*\?>")
-#: Text characters HTML allows bare: ``>``, and ``&`` that starts no character reference.
-_BARE = re.compile(r">|&(?![A-Za-z][A-Za-z0-9]*;?|#)")
+#: Text characters a browser reads as text: ``>``, ``&`` that starts no character
+#: reference, and ``<`` that starts no tag, end tag, comment or declaration (``a < b``).
+_BARE = re.compile(r">|&(?![A-Za-z][A-Za-z0-9]*;?|#)|<(?![A-Za-z/!?])")
+_HTML_TEMPLATE = re.compile(r"\{\{.*?\}\}|\{%.*?%\}|\{#.*?#\}")
 _MARKUP = re.compile(r"<(?:!--.*?-->|[A-Za-z/!?](?:\"[^\"]*\"|'[^']*'|[^'\">])*>?)", re.S)
 
 
 def _html(text: str) -> ParseFailure | None:
-    """HTML as a browser reads it: a bare ``>`` or ``&`` in text and XHTML's declaration are fine.
+    """HTML as a browser reads it: a bare ``>``, ``&`` or ``<`` in text, XHTML's declaration.
 
-    tree-sitter-html takes both for errors; each is blanked out, one character for one, so
-    a position still points at the same place.
+    tree-sitter-html takes each for an error; each is blanked out, one character for one, so
+    a position still points at the same place. A page template's tags (``{% if %}``,
+    ``{{ url }}``, ``{# #}``), in text, in a tag or in an attribute's value
+    (``href="{% static "a.css" %}"``), are filled in first, as rendering fills them: an
+    expression with a word, a statement with blanks, each of the same length. A template's
+    page parses once rendered, as its fenced block does (``leniency``).
     """
-    text = _XML_DECLARATION.sub(lambda m: re.sub(r"[^\n]", " ", m.group(0)), text)
+    shown = _XML_DECLARATION.sub(lambda m: re.sub(r"[^\n]", " ", m.group(0)), text)
+    text = _HTML_TEMPLATE.sub(_filled, shown)
     pieces, at = [], 0
     for tag in _MARKUP.finditer(text):
         pieces.append(_BARE.sub(" ", text[at : tag.start()]))
         pieces.append(tag.group(0))
         at = tag.end()
     pieces.append(_BARE.sub(" ", text[at:]))
-    return grammar_failure(Grammar.HTML, "".join(pieces), shown=text)
+    return grammar_failure(Grammar.HTML, "".join(pieces), shown=shown)
 
 
-_DIRECTIVE = re.compile(r"^///[ \t]*<reference\b[^\n]*$", re.M)
-_WELL_FORMED_DIRECTIVE = re.compile(
-    r"^///[ \t]*<reference(?:[ \t]+[a-z-]+[ \t]*=[ \t]*(?:\"[^\"\n]*\"|'[^'\n]*'))+[ \t]*/>[ \t]*$"
-)
-
-
-def _typescript(text: str, grammar: Grammar = Grammar.TYPESCRIPT) -> ParseFailure | None:
-    """TypeScript, with the compiler's triple-slash directives (``/// <reference ... />``).
-
-    tree-sitter reads a directive as a comment; the compiler parses it, and refuses one
-    that is not well formed (error TS1084).
-    """
-    failure = grammar_failure(grammar, text)
-    if failure is not None:
-        return failure
-    for directive in _DIRECTIVE.finditer(text):
-        if not _WELL_FORMED_DIRECTIVE.match(directive.group(0)):
-            line = text.count("\n", 0, directive.start()) + 1
-            return ParseFailure("invalid 'reference' directive syntax", line, 1)
-    return None
+def _filled(match: re.Match[str]) -> str:
+    """A template tag as a word (``{{ }}``) or blanks of as many bytes: a byte column holds."""
+    tag = match.group(0)
+    return ("x" if tag.startswith("{{") else " ") * len(tag.encode("utf-8", "surrogatepass"))
 
 
 def _grammar(grammar: Grammar) -> Callable[[str], ParseFailure | None]:
@@ -140,7 +133,7 @@ _PARSERS: dict[CodeLanguage, Callable[[str], ParseFailure | None]] = {
     CodeLanguage.XML: _xml,
     CodeLanguage.YAML: _yaml,
     CodeLanguage.JAVASCRIPT: _grammar(Grammar.JAVASCRIPT),
-    CodeLanguage.TYPESCRIPT: _typescript,
+    CodeLanguage.TYPESCRIPT: typescript_failure,
     CodeLanguage.SHELL: _shell,
     CodeLanguage.HTML: _html,
     CodeLanguage.DOCKERFILE: _grammar(Grammar.DOCKERFILE),
@@ -170,9 +163,9 @@ def parses_in_sql_dialect(text: str) -> str | None:
 
 def parses_as_tsx(text: str, *, quick: bool = False) -> bool:
     """Whether TypeScript's JSX grammar reads ``text`` (a ``.tsx`` block tagged ``ts``)."""
-    if quick and not grammar_reads(Grammar.TSX, text):
+    if quick and not _grammar_reads(Grammar.TSX, text):
         return False
-    return _typescript(text, Grammar.TSX) is None
+    return typescript_failure(text, Grammar.TSX) is None
 
 
 _QUICK = {CodeLanguage.JAVASCRIPT: Grammar.JAVASCRIPT, CodeLanguage.TYPESCRIPT: Grammar.TYPESCRIPT}
@@ -185,6 +178,16 @@ def reads_quickly(language: CodeLanguage, text: str) -> bool:
     so a no may be wrong: for trying many candidate texts, where a false no is safe.
     """
     grammar = _QUICK.get(language)
-    if grammar is not None and not grammar_reads(grammar, text):
+    if grammar is not None and not _grammar_reads(grammar, text):
         return False
     return syntax_error(language, text) is None
+
+
+def _grammar_reads(grammar: Grammar, text: str) -> bool:
+    """``grammar_reads``, with TypeScript newer than its grammar in its older form too."""
+    if grammar_reads(grammar, text):
+        return True
+    if grammar not in (Grammar.TYPESCRIPT, Grammar.TSX):
+        return False
+    older = older_form(text)
+    return older != text and grammar_reads(grammar, older)

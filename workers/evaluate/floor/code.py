@@ -2,10 +2,11 @@
 
 An output of kind ``yaml``, ``toml``, ``javascript``, ``typescript``, ``shell``, ``html``,
 ``xml`` or ``dockerfile`` must parse as that language, whole and as written: a node asked
-for a file returns the file. A markdown or text output whose contract says its code is
-the deliverable (``contract.code_deliverable``) must hold at least one fenced block in a
-language the engine parses, and every such block must parse; a block is read as an
-editor reads it (``workers.evaluate.code.blocks``).
+for a file returns the file (a TypeScript module may hold JSX, as a ``.tsx`` file does).
+A markdown or text output whose contract says its code is the deliverable
+(``contract.code_deliverable``) must hold at least one fenced block in a language the
+engine parses, and every such block must parse; a block is read as an editor reads it
+(``workers.evaluate.code.blocks``).
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ from schemas.code import BlockStatus, CodeLanguage, Position
 from schemas.request import NodeOutput, OutputKind
 from schemas.stages import Violation, ViolationCode
 from workers.evaluate.code.blocks import read_blocks
-from workers.evaluate.code.syntax import syntax_error
+from workers.evaluate.code.syntax import parses_as_tsx, syntax_error
 from workers.evaluate.parsed import ParseFailure, json_document
 
 #: Each new kind's language and the violation its parse error is.
@@ -54,6 +55,8 @@ def code_kind_violations(kind: OutputKind, content: str) -> list[Violation]:
     """The parse error of a yaml, toml, javascript... output, whole and as written."""
     language, code = CODE_KINDS[kind]
     failure = syntax_error(language, content)
+    if failure is not None and language is CodeLanguage.TYPESCRIPT and parses_as_tsx(content):
+        return []  # a module with JSX: a .tsx file, TypeScript as its compiler reads it
     return [] if failure is None else [parse_violation(code, failure)]
 
 

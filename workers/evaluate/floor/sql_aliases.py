@@ -1,16 +1,21 @@
 """The Floor for SQL: one name for two things in one SELECT.
 
 Two FROM/JOIN sources known by one name (``FROM a t JOIN b t``) are an error in every
-dialect. Two select-list columns given one name (``SELECT u.id AS x, u.email AS x``)
-make every later use of the name ambiguous (``ORDER BY x``, an outer query, a view or
-``CREATE TABLE AS``, which refuse it) and a reader that keys rows by column name keeps
-only one of the two: an alias is written to name a column, and a second column with
-that name is a defect. Only a name given by an explicit alias counts (``SELECT a.id,
-b.id`` is ordinary, and so is one column repeated under its name, ``SELECT id AS id,
-id``); unquoted names compare case-insensitively, as identifiers do. A query that
-addresses every column of the shared name by position (``SELECT a AS j, -b AS j ...
-GROUP BY 1, 2``) tells them apart itself and names them alike on purpose, as sqlglot's
-own optimizer tests do.
+dialect but SQLite's. A source without an alias is known by its name as written, qualified
+or not: ``FROM db1.a JOIN db2.a`` names two tables, which SQLite and MySQL tell apart by
+their qualified names (``db1.a.id``), so it is no certain error.
+
+Two select-list columns given one name (``SELECT u.id AS x, u.email AS x``) make every
+later use of the name ambiguous (``ORDER BY x``, an outer query, a view or ``CREATE TABLE
+AS``, which refuse it) and a reader that keys rows by column name keeps only one of the
+two: an alias is written to name a column, and a second column with that name is a
+defect. Only a name given by an explicit alias counts (``SELECT a.id, b.id`` is ordinary,
+and so is one column repeated under its name, ``SELECT id AS id, id``, or under an alias
+given earlier in the list, ``SELECT a + b AS f, f``, which dialects with lateral column
+aliases read as the same column); unquoted names compare case-insensitively, as
+identifiers do. A query that addresses every column of the shared name by position
+(``SELECT a AS j, -b AS j ... GROUP BY 1, 2``) tells them apart itself and names them
+alike on purpose, as sqlglot's own optimizer tests do.
 """
 
 from __future__ import annotations
@@ -45,7 +50,7 @@ def _duplicate_sources(select: exp.Select) -> list[Violation]:
 def _source_name(source: exp.Expr) -> str:
     """The name a FROM or JOIN source is known by in its scope ('' when it has none)."""
     if isinstance(source, exp.Table) and not source.alias:
-        return source.name.casefold()
+        return ".".join(part.name for part in source.parts).casefold()
     alias = source.args.get("alias")
     if isinstance(alias, exp.TableAlias) and alias.this is not None:
         return alias.name if alias.this.args.get("quoted") else alias.name.casefold()
@@ -62,7 +67,8 @@ def _duplicate_columns(select: exp.Select) -> list[Violation]:
         if name:
             names[name] += 1
             inner = projection.this if isinstance(projection, exp.Alias) else projection
-            meanings.setdefault(name, set()).add(inner.sql().casefold())
+            if not _lateral(projection, name, aliased):
+                meanings.setdefault(name, set()).add(inner.sql().casefold())
             positions.setdefault(name, set()).add(position)
             if isinstance(projection, exp.Alias):
                 aliased.add(name)
@@ -80,6 +86,15 @@ def _duplicate_columns(select: exp.Select) -> list[Violation]:
         and len(meanings[name]) > 1
         and not positions[name] <= by_position
     ]
+
+
+def _lateral(projection: exp.Expr, name: str, aliased: set[str]) -> bool:
+    """Whether ``projection`` is a bare, unqualified column naming an alias given before it.
+
+    Where a dialect reads lateral column aliases (``SELECT a + b AS f, f``), it is that
+    column again; elsewhere it is a column of the source that the writer named so.
+    """
+    return isinstance(projection, exp.Column) and not projection.table and name in aliased
 
 
 def _ordinals(select: exp.Select) -> set[int]:
