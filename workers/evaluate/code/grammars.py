@@ -112,27 +112,23 @@ def _message(bad: Node, lines: list[bytes], row: int, byte_column: int) -> str:
 
 def node_texts(grammar: Grammar, text: str, node_type: str, limit: int = 200) -> list[str]:
     """The text of every ``node_type`` node (the first ``limit``), in document order."""
-    from tree_sitter import Parser
-
     source = text.encode("utf-8", errors="surrogatepass")
-    stack = [Parser(_language(grammar)).parse(source).root_node]
-    found: list[str] = []
-    while stack and len(found) < limit:
-        node = stack.pop()
-        if node.type == node_type:
-            found.append(source[node.start_byte : node.end_byte].decode("utf-8", errors="replace"))
-        stack.extend(reversed(node.children))
-    return found
+    return [
+        source[start:end].decode("utf-8", errors="replace")
+        for start, end in node_spans(grammar, text, node_type, limit)
+    ]
 
 
-def node_spans(grammar: Grammar, text: str, node_type: str) -> list[tuple[int, int]]:
-    """The byte span of every ``node_type`` node of ``text``'s tree, in document order."""
+def node_spans(
+    grammar: Grammar, text: str, node_type: str, limit: int | None = None
+) -> list[tuple[int, int]]:
+    """The byte span of every ``node_type`` node of ``text``'s tree (the first ``limit``)."""
     from tree_sitter import Parser
 
     source = text.encode("utf-8", errors="surrogatepass")
     stack = [Parser(_language(grammar)).parse(source).root_node]
     found: list[tuple[int, int]] = []
-    while stack:
+    while stack and (limit is None or len(found) < limit):
         node = stack.pop()
         if node.type == node_type:
             found.append((node.start_byte, node.end_byte))

@@ -16,6 +16,7 @@ from collections.abc import Iterator
 
 from schemas.code import CodeLanguage
 
+_NOT_NEWLINE = re.compile(r"[^\n]")
 _L = CodeLanguage
 
 _PROMPT = re.compile(
@@ -158,10 +159,15 @@ def _inside_comments_and_strings(language: CodeLanguage, body: str) -> set[int]:
     return inside
 
 
+def blanked(text: str) -> str:
+    """``text`` as spaces, newlines kept: what stood there is gone, every position holds."""
+    return _NOT_NEWLINE.sub(" ", text)
+
+
 def code_only(language: CodeLanguage, body: str) -> str:
     """``body`` with its strings and comments blanked, newlines kept: where ``...`` is code."""
     pattern = _STRINGS_AND_COMMENTS.get(language, _C_LIKE)
-    return pattern.sub(lambda m: re.sub(r"[^\n]", " ", m.group(0)), body)
+    return pattern.sub(lambda m: blanked(m.group(0)), body)
 
 
 def neutralised(language: CodeLanguage, body: str) -> str:
@@ -207,7 +213,7 @@ def _keep_strings_blank_comments(match: re.Match[str]) -> str:
     found = match.group(0)
     if found.startswith('"'):
         return found
-    return re.sub(r"[^\n]", " ", found)
+    return blanked(found)
 
 
 def fragment_readings(language: CodeLanguage, text: str) -> Iterator[tuple[str, str]]:

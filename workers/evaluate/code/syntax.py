@@ -19,6 +19,7 @@ from xml.parsers import expat
 from schemas.code import CodeLanguage
 from workers.evaluate.code.bash import bash_failure, redirect_across_lines
 from workers.evaluate.code.grammars import Grammar, grammar_failure, grammar_reads
+from workers.evaluate.code.leniency import blanked
 from workers.evaluate.code.typescript import older_form, typescript_failure
 from workers.evaluate.parsed import ParseFailure, json_document, python_tree, sql_statements
 
@@ -104,7 +105,7 @@ def _html(text: str) -> ParseFailure | None:
     expression with a word, a statement with blanks, each of the same length. A template's
     page parses once rendered, as its fenced block does (``leniency``).
     """
-    shown = _XML_DECLARATION.sub(lambda m: re.sub(r"[^\n]", " ", m.group(0)), text)
+    shown = _XML_DECLARATION.sub(lambda m: blanked(m.group(0)), text)
     text = _HTML_TEMPLATE.sub(_filled, shown)
     pieces, at = [], 0
     for tag in _MARKUP.finditer(text):

@@ -20,6 +20,7 @@ from __future__ import annotations
 import re
 
 from workers.evaluate.code.grammars import Grammar, grammar_failure
+from workers.evaluate.code.leniency import blanked
 from workers.evaluate.parsed import ParseFailure
 
 _DIRECTIVE = re.compile(r"^///[ \t]*<reference\b[^\n]*$", re.M)
@@ -37,10 +38,6 @@ _DEFAULT_SIGNATURE = re.compile(r"\bexport\s+default\s+function\s*(?=[(<])")
 _IMPORT_MEMBER = re.compile(r"\bimport\(\s*(\"[^\"\n]*\"|'[^'\n]*')\s*\)\.(?=[A-Za-z_$])")
 
 
-def _blank(text: str) -> str:
-    return re.sub(r"[^\n]", " ", text)
-
-
 def _signature(match: re.Match[str]) -> str:
     """``export default function (`` as ``export function x(``, padded to its length."""
     named = " function x"
@@ -49,10 +46,10 @@ def _signature(match: re.Match[str]) -> str:
 
 def older_form(text: str) -> str:
     """``text`` with the syntax newer than the grammar written as the grammar reads it."""
-    text = _VARIANCE.sub(lambda m: m.group(1) + _blank(m.group(2)), text)
-    text = _TYPE_STAR.sub(lambda m: m.group(1) + _blank(m.group(2)) + m.group(3), text)
+    text = _VARIANCE.sub(lambda m: m.group(1) + blanked(m.group(2)), text)
+    text = _TYPE_STAR.sub(lambda m: m.group(1) + blanked(m.group(2)) + m.group(3), text)
     text = _DEFAULT_SIGNATURE.sub(_signature, text)
-    return _IMPORT_MEMBER.sub(lambda m: _blank(m.group(0)), text)
+    return _IMPORT_MEMBER.sub(lambda m: blanked(m.group(0)), text)
 
 
 def typescript_failure(text: str, grammar: Grammar = Grammar.TYPESCRIPT) -> ParseFailure | None:
