@@ -26,6 +26,7 @@ from workers.local.redis_server import PrivateRedis
 from workers.settings import Settings
 
 RESULTS_DIR = Path(__file__).parent / "results"
+REPO_ROOT = Path(__file__).resolve().parent.parent
 CORPUS_PATH = Path(__file__).parent / "corpus" / "corpus.jsonl"
 MAX_REQUEST_BYTES = 1_000_000
 MAX_OUTPUT_CHARS = 200_000
@@ -220,6 +221,27 @@ def stop_process(proc: subprocess.Popen[Any], *, grace_s: float) -> None:
     except subprocess.TimeoutExpired:
         (os.killpg if group else os.kill)(proc.pid, signal.SIGKILL)
         proc.wait(timeout=10)
+
+
+def export_commit(ref: str, into: Path) -> str:
+    """The files git tracks at ``ref``, written into the folder ``into``; the commit's hash.
+
+    For benches that run another commit beside this checkout: an export (``git archive``)
+    leaves the repository as it was, with no worktree to register or remove.
+    """
+    commit = subprocess.run(
+        ["git", "rev-parse", "--verify", f"{ref}^{{commit}}"],
+        cwd=REPO_ROOT,
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout.strip()
+    archive = subprocess.run(
+        ["git", "archive", commit], cwd=REPO_ROOT, capture_output=True, check=True
+    )
+    into.mkdir(parents=True, exist_ok=True)
+    subprocess.run(["tar", "-x", "-C", str(into)], input=archive.stdout, check=True)
+    return commit
 
 
 def unique(prefix: str) -> str:

@@ -6,7 +6,7 @@ A change that costs a few per cent of throughput hides in the spread between two
 ``bench.overhead`` on a shared machine, so the two checkouts run in turns: each run is
 ``bench.overhead``'s fleet part (``run_fleet``: N reviews after a warm-up, on a private
 Redis, with the fleet's own workers), in a process of its own whose ``PYTHONPATH`` is the
-checkout it measures. REF is checked out into a temporary git worktree, removed after.
+checkout it measures. REF is exported (``git archive``) into a temporary folder.
 The order alternates (ABBA...), so that a machine getting busier or quieter during the run
 weighs on both alike; each pair gives one ratio, and the median ratio is the figure.
 
@@ -24,15 +24,14 @@ import statistics
 import subprocess
 import sys
 import tempfile
-from collections.abc import Iterator, Sequence
-from contextlib import contextmanager
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 from bench import common
 
 NAME = "overhead_pairs"
-HERE = Path(__file__).resolve().parents[1]
+HERE = common.REPO_ROOT
 #: One run, in the checkout on ``PYTHONPATH``: the reviews per second it printed last.
 _ONE_RUN = """
 import json, sys
@@ -47,25 +46,16 @@ print(json.dumps(figures))
 """
 
 
-@contextmanager
-def checked_out(ref: str) -> Iterator[tuple[Path, str]]:
-    """REF in a temporary worktree, and the commit it names; removed after."""
-    commit = _git("rev-parse", "--verify", f"{ref}^{{commit}}").strip()
-    folder = Path(tempfile.mkdtemp(prefix="windags-pairs-")) / "checkout"
-    _git("worktree", "add", "--detach", str(folder), commit)
-    try:
-        yield folder, commit
-    finally:
-        _git("worktree", "remove", "--force", str(folder))
+def _head() -> str:
+    """This checkout's commit, marked when tracked files differ from it."""
 
+    def git(*args: str) -> str:
+        return subprocess.run(
+            ["git", *args], cwd=HERE, capture_output=True, text=True, check=True, timeout=120
+        ).stdout.strip()
 
-def _git(*args: str) -> str:
-    done = subprocess.run(
-        ["git", *args], cwd=HERE, capture_output=True, text=True, check=False, timeout=120
-    )
-    if done.returncode != 0:
-        raise RuntimeError(f"git {' '.join(args)}: {done.stderr.strip()}")
-    return done.stdout
+    dirty = bool(git("status", "--porcelain", "--untracked-files=no"))
+    return git("rev-parse", "HEAD") + ("+uncommitted changes" if dirty else "")
 
 
 def one_run(checkout: Path, n: int) -> float:
@@ -88,10 +78,10 @@ def one_run(checkout: Path, n: int) -> float:
 
 def measure(against: str, pairs: int, n: int) -> dict[str, Any]:
     """``pairs`` runs of each checkout in ABBA order; the ratio of each pair."""
-    current = _git("rev-parse", "HEAD").strip()
-    dirty = bool(_git("status", "--porcelain", "--untracked-files=no").strip())
     runs: list[dict[str, float]] = []
-    with checked_out(against) as (other, commit):
+    with tempfile.TemporaryDirectory(prefix="windags-pairs-") as folder:
+        other = Path(folder)
+        commit = common.export_commit(against, other)
         for i in range(pairs):
             order = [("current", HERE), ("against", other)]
             pair: dict[str, float] = {}
@@ -102,7 +92,7 @@ def measure(against: str, pairs: int, n: int) -> dict[str, Any]:
     ratios = [round(p["current"] / p["against"], 3) for p in runs]
     return {
         "n": n,
-        "current": current + ("+uncommitted changes" if dirty else ""),
+        "current": _head(),
         "against": commit,
         "reviews_per_s": runs,
         "ratios_current_over_against": ratios,

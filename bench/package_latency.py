@@ -76,15 +76,6 @@ def citing_nothing(budget: int) -> list[str]:
     return lines
 
 
-def _export(ref: str, into: Path) -> str:
-    commit = subprocess.run(
-        ["git", "rev-parse", ref], cwd=ROOT, capture_output=True, text=True, check=True
-    ).stdout.strip()
-    archive = subprocess.run(["git", "archive", commit], cwd=ROOT, capture_output=True, check=True)
-    subprocess.run(["tar", "-x", "-C", str(into)], input=archive.stdout, check=True)
-    return commit
-
-
 def _timed(tree: Path, requests: Path) -> list[tuple[float, float]]:
     done = subprocess.run(
         [sys.executable, "-c", WORKER, str(requests), str(tree)],
@@ -116,8 +107,7 @@ def run(base: str, budget: int, rounds: int) -> dict[str, Any]:
     samples: dict[str, list[tuple[float, float]]] = {"base": [], "branch": []}
     with tempfile.TemporaryDirectory(prefix="package-latency-") as scratch:
         folder = Path(scratch)
-        (folder / "base").mkdir()
-        commit = _export(base, folder / "base")
+        commit = common.export_commit(base, folder / "base")
         requests = folder / "requests.jsonl"
         requests.write_text("\n".join(lines) + "\n", encoding="utf-8")
         trees = {"base": folder / "base", "branch": ROOT}
