@@ -14,6 +14,8 @@ import math
 import re
 from collections.abc import Callable
 
+from bench.public.layout_checks import words_in_order
+
 _SENTENCE_END = re.compile(
     r"[.!?]+[\"'\u201d\u2019)\]]*(?=\s|$)"
     r"|(?<=[a-z]{2}[.!?])(?=[A-Z])"
@@ -419,12 +421,6 @@ def _tokens(text: str) -> list[str]:
     return re.findall(r"\w+|[^\w\s]", text)
 
 
-def _in_order(needle: list[str], haystack: list[str]) -> bool:
-    """Tell whether needle is an ordered subsequence of haystack."""
-    remaining = iter(haystack)
-    return all(token in remaining for token in needle)
-
-
 def _flat(text: str) -> str:
     """Collapse every run of whitespace into one space."""
     return " ".join(text.split())
@@ -437,8 +433,8 @@ def _check(name: str, render: Callable[[str, str], str], material: str, ask: str
     assert _flat(ask) in flat_out, f"{name}: ask not verbatim"
     if "\n" not in ask:
         assert ask in out, f"{name}: single-line ask altered"
-    assert _in_order(_tokens(material), _tokens(out)), f"{name}: material tokens out of order"
-    assert _in_order(_tokens(ask), _tokens(out)), f"{name}: ask tokens out of order"
+    assert words_in_order(_tokens(material), _tokens(out)), f"{name}: material tokens out of order"
+    assert words_in_order(_tokens(ask), _tokens(out)), f"{name}: ask tokens out of order"
     spans = _sentence_spans(material)
     joined = "".join(material[s:e] for s, e in spans)
     assert "".join(joined.split()) == "".join(material.split()), f"{name}: split lost text"

@@ -10,6 +10,8 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 
+from bench.public.layout_checks import check_layout
+
 _ABBREVIATIONS: frozenset[str] = frozenset(
     {
         "dr.",
@@ -329,21 +331,6 @@ BLIND: tuple[tuple[str, str, Callable[[str, str], str]], ...] = (
 )
 
 
-def _in_order(needle: list[str], hay: list[str]) -> bool:
-    """Return whether needle is an in-order subsequence of hay."""
-    it = iter(hay)
-    return all(any(tok == h for h in it) for tok in needle)
-
-
-def _check(name: str, render: Callable[[str, str], str], material: str, ask: str) -> None:
-    """Assert the layout keeps the material's and the ask's words in order and is deterministic."""
-    out = render(material, ask)
-    assert out == render(material, ask), f"{name}: not deterministic"
-    tokens = out.split()
-    assert _in_order(material.split(), tokens), f"{name}: material words lost or reordered"
-    assert _in_order(ask.split(), tokens), f"{name}: ask words lost or reordered"
-
-
 _NEWS = """\
 HARBOR CITY — The city council voted 7-2 on Tuesday night to approve a $48 million plan to \
 rebuild the aging Eastside seawall, ending more than two years of debate over how to protect \
@@ -407,5 +394,5 @@ if __name__ == "__main__":
     for _name, _desc, _render in BLIND:
         for _material in _MATERIALS:
             for _ask in _ASKS:
-                _check(_name, _render, _material, _ask)
+                check_layout(_name, _render, _material, _ask)
     print("ok")

@@ -9,6 +9,7 @@ import pytest
 import redis
 import redis.asyncio as aredis
 
+from bench import common
 from tests.infrastructure import require_redis_server
 from workers.errors import ClientClosedError
 from workers.local.redis_server import PrivateRedis
@@ -18,11 +19,8 @@ from workers.runtime.lookups import BatchedLookups, Looked
 @pytest.fixture(scope="module")
 def server() -> Iterator[PrivateRedis]:
     require_redis_server()
-    started = PrivateRedis().start()
-    try:
+    with common.private_redis() as started:
         yield started
-    finally:
-        started.close()
 
 
 def _transactions(url: str) -> int:
