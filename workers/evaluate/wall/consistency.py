@@ -19,8 +19,9 @@ from workers.evaluate.wall.filler import prose_text
 from workers.evaluate.wall.self_consistency import self_contradictions
 
 _C = Dimension.CONSISTENCY
+#: The look-ahead of first letters spares the engine the alternation at most positions.
 _NEGATIONS = re.compile(
-    r"\b(?:not|no|never|cannot|can't|doesn't|don't|isn't|aren't|won't|"
+    r"\b(?=[acdimnsw])(?:not|no|never|cannot|can't|doesn't|don't|isn't|aren't|won't|"
     r"wasn't|weren't|shouldn't|mustn't)\b",
     re.I,
 )
@@ -39,12 +40,14 @@ _NEGATION_STEMS = {
     "never": "always",
 }
 _QUANTITY = re.compile(
-    r"\b(?:there (?:are|were|is)|we have|contains?|has|have)\s+(\d+)\s+(\w+)", re.I
+    r"\b(?=[chtw])(?:there (?:are|were|is)|we have|contains?|has|have)\s+(\d+)\s+(\w+)", re.I
 )
 _COUNT_KEYS = re.compile(r"^(?:count|total|n|num|number)(?:_(\w+))?$|^(\w+)_count$", re.I)
 #: A sentence whose claim holds only under a condition, or that asks: its negation
 #: elsewhere ("if the flag is not set, ...") does not contradict it.
-_HEDGED = re.compile(r"\?|\b(?:if|unless|when|whether|otherwise|only|until|except)\b", re.I)
+_HEDGED = re.compile(
+    r"\?|\b(?=[eiouw])(?:if|unless|when|whether|otherwise|only|until|except)\b", re.I
+)
 #: Decorators that define a name again on purpose (property parts, overloads, dispatch).
 _REDEFINING_DECORATORS = {"setter", "getter", "deleter", "overload", "register"}
 
