@@ -18,7 +18,7 @@ from schemas.quality import Dimension
 from schemas.request import NodeOutput, OutputKind
 from schemas.stages import IssueCode
 from workers.evaluate.findings import Finding, finding
-from workers.evaluate.parsed import ParseFailure, python_tree
+from workers.evaluate.parsed import ParseFailure, python_statements, python_tree
 from workers.evaluate.wall.filler import prose_text
 
 #: A link ends where prose or markup resumes: a space, a bracket, a quote, a backtick
@@ -63,7 +63,7 @@ def stated_texts(output: NodeOutput) -> Iterator[str]:
     tree = python_tree(output.content)
     if isinstance(tree, ParseFailure):
         return
-    for node in ast.walk(tree):
+    for node in python_statements(tree):
         if isinstance(node, ast.Module | ast.ClassDef | ast.FunctionDef | ast.AsyncFunctionDef):
             docstring = ast.get_docstring(node, clean=False)
             if docstring:

@@ -23,16 +23,18 @@ _NEVER_IMPORT = frozenset({"antigravity", "this", "__hello__", "__phello__", "id
 
 
 def hallucinated_apis(tree: ast.Module) -> list[tuple[int, str]]:
-    """``(line, dotted name)`` of each stdlib attribute the output uses that does not exist."""
-    modules, rebound = _imports(tree)
-    guarded = _guarded(tree)
-    found: set[tuple[int, str]] = set()
-    for node in ast.walk(tree):
-        if id(node) in guarded:
-            continue
+    """``(line, dotted name)`` of each stdlib attribute the output uses that does not exist.
+
+    The tree is walked once; the guards (three more walks) are read only when a use is
+    missing, which almost no real code has.
+    """
+    nodes = list(ast.walk(tree))
+    modules, rebound = _imports(nodes)
+    suspects: list[tuple[ast.AST, int, str]] = []
+    for node in nodes:
         if isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
-            found.update(
-                (node.lineno, f"{node.module}.{a.name}")
+            suspects.extend(
+                (node, node.lineno, f"{node.module}.{a.name}")
                 for a in node.names
                 if a.name != "*" and _missing(node.module, a.name)
             )
@@ -42,8 +44,11 @@ def hallucinated_apis(tree: ast.Module) -> list[tuple[int, str]]:
                 continue
             dotted = _first_missing(modules[chain[0]], chain[1:])
             if dotted is not None:
-                found.add((node.lineno, dotted))
-    return sorted(found)
+                suspects.append((node, node.lineno, dotted))
+    if not suspects:
+        return []
+    guarded = _guarded(tree)
+    return sorted({(line, dotted) for node, line, dotted in suspects if id(node) not in guarded})
 
 
 #: Attributes the interpreter sets only at run time (the ``sys`` docs: "not always defined";
@@ -110,11 +115,11 @@ def _annotations(node: ast.AST) -> list[ast.expr]:
     return []
 
 
-def _imports(tree: ast.Module) -> tuple[dict[str, str], set[str]]:
+def _imports(nodes: list[ast.AST]) -> tuple[dict[str, str], set[str]]:
     """Names bound to stdlib modules by ``import``, and names bound any other way."""
     modules: dict[str, str] = {}
     rebound: set[str] = set()
-    for node in ast.walk(tree):
+    for node in nodes:
         if isinstance(node, ast.Import):
             for alias in node.names:
                 if alias.asname:
