@@ -94,7 +94,7 @@ _HOLDERS = (ast.stmt, ast.excepthandler, ast.match_case)
 
 
 def python_statements(tree: ast.Module) -> Iterator[ast.AST]:
-    """The module and every statement in it, nested ones too, in ``ast.walk``'s order.
+    """The module, its statements, except clauses and match cases, in ``ast.walk``'s order.
 
     What only statements hold (definitions, their docstrings) is found here at a fraction
     of ``ast.walk``'s cost, which visits every name and constant as well. Expressions
