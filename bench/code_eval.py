@@ -295,6 +295,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         out["left_out"][language.value] = counts
         _print(language.value, result)
     if not args.no_docs:
+        out["docs_fetched"] = doc_blocks.fetch()
         out["docs"] = measure_docs(show)
         for half in ("dev", "test"):
             print(f"docs {half}: {json.dumps(out['docs'][half]['languages'])}")
