@@ -11,10 +11,11 @@ import json
 
 import pytest
 
-from schemas.code import BlockStatus
+from schemas.code import BlockStatus, CodeLanguage
 from schemas.request import ReviewRequest
 from schemas.stages import IssueCode, ViolationCode
 from workers.evaluate import run_stage1
+from workers.evaluate.code import leniency
 from workers.evaluate.code.blocks import read_blocks
 from workers.evaluate.code.fences import fenced_blocks
 
@@ -252,6 +253,8 @@ def test_elisions_are_not_errors_but_code_before_them_is_checked() -> None:
         ("js", "name: 'web',\nreplicas: 3,\n", "object members"),
         ("ts", "private items: string[] = []\nget size(): number {\n  return 1\n}\n", "class"),
         ("json", '"name": "web",\n"private": true\n', "object members"),
+        # A tsconfig's compiler options quoted from a longer object, its last comma kept.
+        ("json", '"strict": true,\n"esModuleInterop": true,\n', "cut from a longer object"),
         ("xml", "<dependency/>\n<dependency/>\n", "elements without one root"),
         ("sql", "SELECT `id` FROM `users` LIMIT 10\n", "read in the"),
     ],
@@ -282,3 +285,12 @@ def test_repeated_keys_in_a_json_or_yaml_block_are_definite_findings() -> None:
 def test_a_markdown_output_without_code_lists_no_block() -> None:
     report = run_stage1(_request("# Title\n\nPlain prose, with `inline code` only.\n"))
     assert report.stage1.code_blocks == ()
+
+
+def test_a_jsonc_block_may_end_a_list_with_a_comma_and_a_json_block_may_not() -> None:
+    settings = '{\n  // the editor\'s dictionaries\n  "dictionaries": ["typescript"],\n}\n'
+    assert _readings(f"```jsonc\n{settings}```\n")[0][0] is BlockStatus.PARSED
+    assert _readings(f"```json\n{settings}```\n")[0][0] is BlockStatus.SYNTAX_ERROR
+    # Only a comma of the code goes, and every position stays: a string's is its text.
+    assert leniency.in_dialect("jsonc", CodeLanguage.JSON, '["a,]", 1,]') == '["a,]", 1 ]'
+    assert leniency.in_dialect("json", CodeLanguage.JSON, "[1,]") == "[1,]"

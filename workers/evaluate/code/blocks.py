@@ -115,6 +115,7 @@ def read_block(block: FencedBlock, *, judge: bool = True) -> BlockReading:
     if language is None:
         why = f"no parser for {block.tag!r}" if block.tag else "untagged, of no certain language"
         return BlockReading(block, BlockStatus.UNCHECKED, why)
+    body = leniency.in_dialect(block.tag, language, body)
     unchecked = _not_code(language, body)
     if unchecked:
         return BlockReading(block, BlockStatus.UNCHECKED, unchecked)

@@ -59,6 +59,11 @@ _PLACEHOLDER_LANGUAGES = frozenset({_L.SHELL, _L.SQL, _L.PYTHON, _L.JSON, _L.TOM
 _STAND_IN = {_L.JSON: "null", _L.TOML: "0", _L.SHELL: "X", _L.DOCKERFILE: "X"}
 _MAGIC = re.compile(r"^([ \t]*)[%!](?=[A-Za-z%])", re.M)
 _JSON_COMMENT = re.compile(r'"(?:\\.|[^"\\\n])*"|//[^\n]*|/\*.*?\*/', re.S)
+_LAST_COMMA = re.compile(r",\s*\Z")
+#: Tags of JSON dialects in which a comma may stand before a closing bracket: VS Code's
+#: JSON with comments (``settings.json``, ``tsconfig.json``) reads ``[1, 2,]``.
+_TRAILING_COMMA_TAGS = frozenset({"jsonc"})
+_COMMA_BEFORE_CLOSER = re.compile(r",(?=\s*[}\]])")
 
 
 def is_console_session(body: str) -> bool:
@@ -189,6 +194,19 @@ def neutralised(language: CodeLanguage, body: str) -> str:
     return text
 
 
+def in_dialect(tag: str, language: CodeLanguage, body: str) -> str:
+    """``body`` as its tag's dialect reads it, every position kept.
+
+    A ``jsonc`` block's commas before a closing bracket are allowed there, so they are
+    blanked (not in strings or comments); under ``json`` the same comma is a slip.
+    """
+    if language is not _L.JSON or tag not in _TRAILING_COMMA_TAGS:
+        return body
+    view = _JSON_COMMENT.sub(lambda m: blanked(m.group(0)), body)
+    spots = {m.start() for m in _COMMA_BEFORE_CLOSER.finditer(view)}
+    return "".join(" " if at in spots else char for at, char in enumerate(body))
+
+
 def synopsis_left_open(language: CodeLanguage, body: str) -> bool:
     """Whether a shell block with ``<placeholders>`` leaves a square bracket open or unopened.
 
@@ -230,6 +248,11 @@ def fragment_readings(language: CodeLanguage, text: str) -> Iterator[tuple[str, 
     elif language is _L.JSON:
         yield "{\n" + text + "\n}", "object members"
         yield "[\n" + text + "\n]", "array items"
+        # Members cut out of a longer object keep the comma that led to the next one.
+        cut = _LAST_COMMA.sub("", text)
+        if cut != text:
+            yield "{\n" + cut + "\n}", "object members cut from a longer object"
+            yield "[\n" + cut + "\n]", "array items cut from a longer array"
     elif language in (_L.JAVASCRIPT, _L.TYPESCRIPT):
         yield "(\n" + text + "\n)", "an expression"
         yield "({\n" + text + "\n})", "object members"
