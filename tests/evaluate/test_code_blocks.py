@@ -293,4 +293,7 @@ def test_a_jsonc_block_may_end_a_list_with_a_comma_and_a_json_block_may_not() ->
     assert _readings(f"```json\n{settings}```\n")[0][0] is BlockStatus.SYNTAX_ERROR
     # Only a comma of the code goes, and every position stays: a string's is its text.
     assert leniency.in_dialect("jsonc", CodeLanguage.JSON, '["a,]", 1,]') == '["a,]", 1 ]'
+    paths = '{"paths": {"app/*": ["src/*", "app/*"],\n  "x": [1 2]}}'
+    assert leniency.in_dialect("jsonc", CodeLanguage.JSON, paths) == paths
+    assert _readings(f"```jsonc\n{paths}\n```\n")[0][0] is BlockStatus.SYNTAX_ERROR
     assert leniency.in_dialect("json", CodeLanguage.JSON, "[1,]") == "[1,]"

@@ -198,13 +198,20 @@ def in_dialect(tag: str, language: CodeLanguage, body: str) -> str:
     """``body`` as its tag's dialect reads it, every position kept.
 
     A ``jsonc`` block's commas before a closing bracket are allowed there, so they are
-    blanked (not in strings or comments); under ``json`` the same comma is a slip.
+    blanked (not those in strings or comments, nor one before a string); under ``json``
+    the same comma is a slip.
     """
     if language is not _L.JSON or tag not in _TRAILING_COMMA_TAGS:
         return body
-    view = _JSON_COMMENT.sub(lambda m: blanked(m.group(0)), body)
+    view = _JSON_COMMENT.sub(_filled, body)
     spots = {m.start() for m in _COMMA_BEFORE_CLOSER.finditer(view)}
     return "".join(" " if at in spots else char for at, char in enumerate(body))
+
+
+def _filled(match: re.Match[str]) -> str:
+    """A string as a word of its length (a comma before it is no trailing one), a comment blank."""
+    found = match.group(0)
+    return "_" * len(found) if found.startswith('"') else blanked(found)
 
 
 def synopsis_left_open(language: CodeLanguage, body: str) -> bool:
