@@ -297,3 +297,13 @@ def test_a_jsonc_block_may_end_a_list_with_a_comma_and_a_json_block_may_not() ->
     assert leniency.in_dialect("jsonc", CodeLanguage.JSON, paths) == paths
     assert _readings(f"```jsonc\n{paths}\n```\n")[0][0] is BlockStatus.SYNTAX_ERROR
     assert leniency.in_dialect("json", CodeLanguage.JSON, "[1,]") == "[1,]"
+
+
+def test_an_argument_marked_optional_as_a_signature_marks_it_is_a_placeholder() -> None:
+    # The shape of a path-alias tool's README: its API called with the signature's notation.
+    call = "import { rewrite } from 'aliases';\n\nconst run = await rewrite(path, options?);\n"
+    ((status, note),) = _readings(f"```ts\n{call}```\n")
+    assert status is BlockStatus.PARSED and note.startswith("parsed with its elisions")
+    assert _readings(f"```ts\n{call.replace('options?)', 'options?')}```\n")[0][0] is (
+        BlockStatus.SYNTAX_ERROR
+    )

@@ -3,8 +3,9 @@
 A writer elides (``...``, ``# ...``, ``// rest unchanged``), shows a console session
 (``$ ``, ``>>> ``, ``In [1]:``) or a diff, quotes a fragment (a method, an object literal, a
 WHERE clause's dialect), fills in a template (``{{ }}``, ``{% %}``, ``${VAR}``) or leaves a
-placeholder (``<your-token>``, ``<id|token>``). None of that is a defect of the code, and
-none is ever a finding. Each helper here is a plain function of a block's text.
+placeholder (``<your-token>``, ``<id|token>``, an optional argument's ``options?``). None
+of that is a defect of the code, and none is ever a finding. Each helper here is a plain
+function of a block's text.
 """
 
 from __future__ import annotations
@@ -46,6 +47,10 @@ _ELISION_COMMENT = re.compile(
 _RESULT = re.compile(r"^[ \t]*(?:(?://|#)[ \t]*)?=>(?:[ \t]|$)")
 #: A comment standing where an expression belongs: ``if (/* condition */)``.
 _COMMENT_AS_CODE = re.compile(r"\([ \t]*/\*[^*\n]*\*/[ \t]*\)")
+#: A name marked optional where a call passes it, as a signature writes it:
+#: ``replaceTscAliasPaths(options?)``. Code never has a ``?`` before ``,`` or ``)`` (a
+#: parameter's own ``x?`` is declared, and parses as written).
+_OPTIONAL_ARGUMENT = re.compile(r"(?<=[\w$])\?(?=[ \t]*[,)])")
 #: A comment-only line: in Python it may stand for a block's body.
 _COMMENT_LINE = re.compile(r"^([ \t]*)#.*$", re.M)
 _TEMPLATE = re.compile(r"\{\{.*?\}\}|\{%.*?%\}|\{#.*?#\}|<%.*?%>")
@@ -189,6 +194,7 @@ def neutralised(language: CodeLanguage, body: str) -> str:
         text = _MAGIC.sub(r"\1pass  #", text)
     if language in (_L.JAVASCRIPT, _L.TYPESCRIPT):
         text = _COMMENT_AS_CODE.sub(lambda m: "(_" + " " * (len(m.group(0)) - 3) + ")", text)
+        text = _OPTIONAL_ARGUMENT.sub(" ", text)
     if language is _L.JSON:
         text = _JSON_COMMENT.sub(_keep_strings_blank_comments, text)
     return text
