@@ -307,3 +307,38 @@ def test_an_argument_marked_optional_as_a_signature_marks_it_is_a_placeholder() 
     assert _readings(f"```ts\n{call.replace('options?)', 'options?')}```\n")[0][0] is (
         BlockStatus.SYNTAX_ERROR
     )
+
+
+# The shapes of dev-half READMEs, written anew: an install command, then the REPL; a
+# member whose value is a comment; a bare ``...`` standing for code around a ``try``.
+INSTALL_THEN_REPL = "pip install somepkg\n\n# then, in Python\n>>> import somepkg\n"
+DOCTEST = 'def double(x):\n    """Twice x.\n\n    >>> double(2)\n    4\n    """\n    return x * 2\n'
+COMMENT_VALUE = (
+    "const client = connect({\n  server: false,\n"
+    "  caStore: /* PEM certificates, or a store */,\n  cache: {},\n});\n"
+)
+ELLIPSIS_ELIDED = "...\nopts = {'project': '<GID>'}\n\ntry:\n    rows = api.rows(opts)\n    ...\n"
+STUB = (
+    "class Shape(Protocol):\n    def area(self) -> float:\n"
+    '        """The area."""\n        ...\n\n    def name(self) -> str:\n        ...\n'
+)
+
+
+def test_what_documentation_leaves_in_place_of_code_raises_no_finding() -> None:
+    assert _readings(f"```bash\n{INSTALL_THEN_REPL}```\n") == [
+        (BlockStatus.UNCHECKED, "a console session")
+    ]
+    ((status, note),) = _readings(f"```js\n{COMMENT_VALUE}```\n")
+    assert status is BlockStatus.PARSED and note.startswith("parsed with its elisions")
+    ((status, note),) = _readings(f"```python\n{ELLIPSIS_ELIDED}```\n")
+    assert status is BlockStatus.UNCHECKED and note.startswith("code elided on line 1")
+
+
+def test_code_beside_those_readings_is_still_checked() -> None:
+    slipped = DOCTEST.replace("return x * 2", "return (x * 2")
+    assert _readings(f"```python\n{slipped}```\n")[0][0] is BlockStatus.SYNTAX_ERROR
+    no_value = COMMENT_VALUE.replace("/* PEM certificates, or a store */", "")
+    assert _readings(f"```js\n{no_value}```\n")[0][0] is BlockStatus.SYNTAX_ERROR
+    assert _readings(f"```python\n{STUB}```\n")[0][0] is BlockStatus.PARSED  # a stub's body
+    no_colon = STUB.replace("def name(self) -> str:", "def name(self) -> str")
+    assert _readings(f"```python\n{no_colon}```\n")[0][0] is BlockStatus.SYNTAX_ERROR

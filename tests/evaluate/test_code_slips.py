@@ -74,6 +74,14 @@ PYTHON_BLOCK = (
 )
 
 
+# A policy tool's README (dev half): a Kubernetes manifest under a bash tag, whose
+# annotation's apostrophe bash takes for an open quote (written anew in that shape).
+MANIFEST = (
+    "apiVersion: v1\nkind: Pod\nmetadata:\n  name: web\n  annotations:\n"
+    "    policy/skip: CHECK_20=we don't need it here\n"
+)
+
+
 @pytest.mark.parametrize(
     ("tag", "language", "body", "why"),
     [
@@ -83,6 +91,7 @@ PYTHON_BLOCK = (
         ("bash", CodeLanguage.SHELL, GRAMMAR, "not shell: '[#<commit-ish> | #semver:<semver>]'"),
         ("json", CodeLanguage.JSON, JS_OBJECT, "not json: its parser stops at line 1"),
         ("bash", CodeLanguage.SHELL, PYTHON_BLOCK, "not shell: it reads as python"),
+        ("bash", CodeLanguage.SHELL, MANIFEST, "not shell: it reads as a YAML mapping of 3"),
     ],
 )
 def test_a_block_that_is_not_code_in_its_language_is_listed_never_failed(

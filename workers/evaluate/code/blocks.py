@@ -161,7 +161,7 @@ def _not_code(language: CodeLanguage, body: str) -> str:
         return "empty"
     if leniency.is_diff(body):
         return "a diff"
-    if leniency.is_console_session(body):
+    if leniency.is_console_session(body) or leniency.has_prompt_line(language, body):
         return "a console session"
     return ""
 

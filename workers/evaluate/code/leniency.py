@@ -25,6 +25,7 @@ _PROMPT = re.compile(
     r"|[\w.-]+@[\w.-]+:[^$\n]*\$)(?:[ \t]|$)",
     re.M,
 )
+_REPL_PROMPT = re.compile(r"^[ \t]*(?:>>>|In \[\d*\]:)(?:[ \t]|$)", re.M)
 _DIFF_HEADER = re.compile(r"^(?:@@ |diff --git |\+\+\+ |--- a/)", re.M)
 _DIFF_LINE = re.compile(r"^[+\- ]|^$")
 #: ``...`` or ``…`` standing for code, not JavaScript's spread (``...args``) or a range (``a...b``).
@@ -51,6 +52,8 @@ _COMMENT_AS_CODE = re.compile(r"\([ \t]*/\*[^*\n]*\*/[ \t]*\)")
 #: ``replaceTscAliasPaths(options?)``. Code never has a ``?`` before ``,`` or ``)`` (a
 #: parameter's own ``x?`` is declared, and parses as written).
 _OPTIONAL_ARGUMENT = re.compile(r"(?<=[\w$])\?(?=[ \t]*[,)])")
+#: A comment standing where a member's value belongs: ``caStore: /* PEM certs */,``.
+_COMMENT_AS_VALUE = re.compile(r"(?<=:)[ \t]*/\*[^*\n]*\*/(?=[ \t]*(?:[,}]|$))", re.M)
 #: A comment-only line: in Python it may stand for a block's body.
 _COMMENT_LINE = re.compile(r"^([ \t]*)#.*$", re.M)
 _TEMPLATE = re.compile(r"\{\{.*?\}\}|\{%.*?%\}|\{#.*?#\}|<%.*?%>")
@@ -78,6 +81,16 @@ def is_console_session(body: str) -> bool:
     )
     first = next(lines, "")
     return _PROMPT.match(first) is not None
+
+
+def has_prompt_line(language: CodeLanguage, body: str) -> bool:
+    """Whether a line of code opens with a REPL's prompt: a session after a command.
+
+    ``>>> `` or ``In [1]:`` after a ``pip install`` line shows the REPL that follows it.
+    No language's code opens a line with either, and only lines outside strings and
+    comments count: a docstring's doctest is in a string.
+    """
+    return _REPL_PROMPT.search(code_only(language, body)) is not None
 
 
 def is_diff(body: str) -> bool:
@@ -124,17 +137,31 @@ def elided_lines(language: CodeLanguage, body: str) -> list[int]:
     block comment or a string (a doc comment's ``@example``, a docstring) is neither.
     """
     inline = language in _ELLIPSIS_FOREIGN
-    code = code_only(language, body).split("\n") if inline else []
+    code = code_only(language, body).split("\n") if inline or language is _L.PYTHON else []
     inside = _inside_comments_and_strings(language, body)
     found: list[int] = []
     for number, line in enumerate(body.split("\n"), 1):
         if number in inside:
             continue
-        if _RESULT.match(line):
+        if language is _L.PYTHON and _python_elision(code, number):
+            found.append(number)
+        elif _RESULT.match(line):
             found.extend((number - 1, number) if number > 1 else (number,))
         elif _ELISION_COMMENT.match(line) or (inline and _INLINE_ELISION.search(code[number - 1])):
             found.append(number)
     return sorted(set(found))
+
+
+def _python_elision(code: list[str], number: int) -> bool:
+    """Whether line ``number`` is a bare ``...`` that stands for code left out.
+
+    ``...`` is Python (Ellipsis): as the body a ``def``, ``class`` or ``try`` opens it is
+    a stub's, and code. After a statement, or opening the block, it elides.
+    """
+    if code[number - 1].strip() not in ("...", "…"):
+        return False
+    before = [line for line in code[: number - 1] if line.strip()]
+    return not before or not before[-1].rstrip().endswith(":")
 
 
 _STRINGS_AND_COMMENTS = {
@@ -195,6 +222,7 @@ def neutralised(language: CodeLanguage, body: str) -> str:
     if language in (_L.JAVASCRIPT, _L.TYPESCRIPT):
         text = _COMMENT_AS_CODE.sub(lambda m: "(_" + " " * (len(m.group(0)) - 3) + ")", text)
         text = _OPTIONAL_ARGUMENT.sub(" ", text)
+        text = _COMMENT_AS_VALUE.sub(lambda m: " _" + " " * (len(m.group(0)) - 2), text)
     if language is _L.JSON:
         text = _JSON_COMMENT.sub(_keep_strings_blank_comments, text)
     return text
