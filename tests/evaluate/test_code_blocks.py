@@ -337,6 +337,8 @@ def test_what_documentation_leaves_in_place_of_code_raises_no_finding() -> None:
 def test_code_beside_those_readings_is_still_checked() -> None:
     slipped = DOCTEST.replace("return x * 2", "return (x * 2")
     assert _readings(f"```python\n{slipped}```\n")[0][0] is BlockStatus.SYNTAX_ERROR
+    cut_in_docstring = DOCTEST[: DOCTEST.index("    4\n")]  # its doctest now looks like code
+    assert _readings(f"```python\n{cut_in_docstring}```\n")[0][0] is BlockStatus.SYNTAX_ERROR
     no_value = COMMENT_VALUE.replace("/* PEM certificates, or a store */", "")
     assert _readings(f"```js\n{no_value}```\n")[0][0] is BlockStatus.SYNTAX_ERROR
     assert _readings(f"```python\n{STUB}```\n")[0][0] is BlockStatus.PARSED  # a stub's body

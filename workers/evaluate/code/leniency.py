@@ -84,12 +84,15 @@ def is_console_session(body: str) -> bool:
 
 
 def has_prompt_line(language: CodeLanguage, body: str) -> bool:
-    """Whether a line of code opens with a REPL's prompt: a session after a command.
+    """Whether a shell block's line opens with a REPL's prompt: a session after a command.
 
-    ``>>> `` or ``In [1]:`` after a ``pip install`` line shows the REPL that follows it.
-    No language's code opens a line with either, and only lines outside strings and
-    comments count: a docstring's doctest is in a string.
+    ``>>> `` or ``In [1]:`` after a ``pip install`` line shows the REPL that follows it;
+    no script opens a line with either (outside its strings and comments). Only shell:
+    in a Python file cut off inside a docstring, the docstring's doctest would look like
+    code, and a cut-off file is a slip to find.
     """
+    if language is not _L.SHELL:
+        return False
     return _REPL_PROMPT.search(code_only(language, body)) is not None
 
 
