@@ -253,6 +253,8 @@ def test_elisions_are_not_errors_but_code_before_them_is_checked() -> None:
         ("js", "name: 'web',\nreplicas: 3,\n", "object members"),
         ("ts", "private items: string[] = []\nget size(): number {\n  return 1\n}\n", "class"),
         ("json", '"name": "web",\n"private": true\n', "object members"),
+        # A plugin's options, shown as the chained call they continue.
+        ("js", ".register(helmet, options => ({\n  frameguard: false\n}))\n", "continuation"),
         # A tsconfig's compiler options quoted from a longer object, its last comma kept.
         ("json", '"strict": true,\n"esModuleInterop": true,\n', "cut from a longer object"),
         ("xml", "<dependency/>\n<dependency/>\n", "elements without one root"),
@@ -344,3 +346,21 @@ def test_code_beside_those_readings_is_still_checked() -> None:
     assert _readings(f"```python\n{STUB}```\n")[0][0] is BlockStatus.PARSED  # a stub's body
     no_colon = STUB.replace("def name(self) -> str:", "def name(self) -> str")
     assert _readings(f"```python\n{no_colon}```\n")[0][0] is BlockStatus.SYNTAX_ERROR
+
+
+# The shapes of two dev-half READMEs on YAML: an OpenAPI path whose operation's body is
+# left out, and a CI workflow whose top is left out, each with a bare ``...``.
+YAML_ELIDED_INSIDE = (
+    "'/users/{id}':\n  get:\n    ...\n    parameters:\n      - $ref: '#/p/UserId'\n"
+)
+YAML_ELIDED_TOP = "...\njobs:\n  build:\n    runs-on: ubuntu-latest\n"
+
+
+def test_a_bare_ellipsis_in_yaml_elides_but_a_document_end_is_yaml() -> None:
+    for body in (YAML_ELIDED_INSIDE, YAML_ELIDED_TOP):
+        ((status, note),) = _readings(f"```yaml\n{body}```\n")
+        assert status is BlockStatus.UNCHECKED and note.startswith("code elided"), body
+    ended = "name: web\n...\n"  # the document's end marker
+    assert _readings(f"```yaml\n{ended}```\n")[0][0] is BlockStatus.PARSED
+    slipped = "name: web\n  replicas: 3\n...\n"  # the error stands before the marker
+    assert _readings(f"```yaml\n{slipped}```\n")[0][0] is BlockStatus.SYNTAX_ERROR

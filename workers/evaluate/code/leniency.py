@@ -148,6 +148,8 @@ def elided_lines(language: CodeLanguage, body: str) -> list[int]:
             continue
         if language is _L.PYTHON and _python_elision(code, number):
             found.append(number)
+        elif language is _L.YAML and _yaml_elision(body, line):
+            found.append(number)
         elif _RESULT.match(line):
             found.extend((number - 1, number) if number > 1 else (number,))
         elif _ELISION_COMMENT.match(line) or (inline and _INLINE_ELISION.search(code[number - 1])):
@@ -165,6 +167,17 @@ def _python_elision(code: list[str], number: int) -> bool:
         return False
     before = [line for line in code[: number - 1] if line.strip()]
     return not before or not before[-1].rstrip().endswith(":")
+
+
+def _yaml_elision(body: str, line: str) -> bool:
+    """Whether ``line`` is a bare ``...`` that stands for YAML left out.
+
+    At the start of a line after a document, ``...`` ends it; indented, or before any
+    document (``...`` then ``jobs:``), it can only be the writer's.
+    """
+    if line.strip() != "...":
+        return False
+    return line[0] in " \t" or not body[: body.find(line)].strip()
 
 
 _STRINGS_AND_COMMENTS = {
@@ -302,6 +315,8 @@ def fragment_readings(language: CodeLanguage, text: str) -> Iterator[tuple[str, 
         yield "({\n" + text + "\n})", "object members"
         yield "class _ {\n" + text + "\n}", "class members"
         yield "async function* _() {\n" + text + "\n}", "a function body"
+        if text.lstrip().startswith(".") and not text.lstrip().startswith(".."):
+            yield "_\n" + text, "a method chain's continuation"
     elif language is _L.XML and not text.lstrip().startswith("<?xml"):
         yield "<_>\n" + text + "\n</_>", "elements without one root"
 
