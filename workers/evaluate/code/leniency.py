@@ -143,12 +143,13 @@ def elided_lines(language: CodeLanguage, body: str) -> list[int]:
     code = code_only(language, body).split("\n") if inline or language is _L.PYTHON else []
     inside = _inside_comments_and_strings(language, body)
     found: list[int] = []
-    for number, line in enumerate(body.split("\n"), 1):
+    lines = body.split("\n")
+    for number, line in enumerate(lines, 1):
         if number in inside:
             continue
         if language is _L.PYTHON and _python_elision(code, number):
             found.append(number)
-        elif language is _L.YAML and _yaml_elision(body, line):
+        elif language is _L.YAML and _yaml_elision(lines, number):
             found.append(number)
         elif _RESULT.match(line):
             found.extend((number - 1, number) if number > 1 else (number,))
@@ -169,15 +170,22 @@ def _python_elision(code: list[str], number: int) -> bool:
     return not before or not before[-1].rstrip().endswith(":")
 
 
-def _yaml_elision(body: str, line: str) -> bool:
-    """Whether ``line`` is a bare ``...`` that stands for YAML left out.
+def _yaml_elision(lines: list[str], number: int) -> bool:
+    """Whether line ``number`` is a bare ``...`` that stands for YAML left out.
 
-    At the start of a line after a document, ``...`` ends it; indented, or before any
-    document (``...`` then ``jobs:``), it can only be the writer's.
+    At a line's start after a document, ``...`` ends it, and inside a block scalar it is
+    text. Before any document (``...`` then ``jobs:``), or as the value a key opens on the
+    line above (``get:`` then, further in, ``...``), it can only be the writer's.
     """
+    line = lines[number - 1]
     if line.strip() != "...":
         return False
-    return line[0] in " \t" or not body[: body.find(line)].strip()
+    before = [text for text in lines[: number - 1] if text.strip()]
+    if not before:
+        return True
+    above = before[-1]
+    indent = len(line) - len(line.lstrip())
+    return above.rstrip().endswith(":") and indent > len(above) - len(above.lstrip())
 
 
 _STRINGS_AND_COMMENTS = {
