@@ -365,5 +365,5 @@ def test_a_bare_ellipsis_in_yaml_elides_but_a_document_end_is_yaml() -> None:
     slipped = "name: web\n  replicas: 3\n...\n"  # the error stands before the marker
     assert _readings(f"```yaml\n{slipped}```\n")[0][0] is BlockStatus.SYNTAX_ERROR
     # A help text's own '...' (a block scalar's line) elides nothing after it.
-    text = "help: |\n  {\"a\": [\n  ...\n  ]}\nname: web\n  replicas: 3\n"
+    text = 'help: |\n  {"a": [\n  ...\n  ]}\nname: web\n  replicas: 3\n'
     assert _readings(f"```yaml\n{text}```\n")[0][0] is BlockStatus.SYNTAX_ERROR
