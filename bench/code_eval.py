@@ -15,8 +15,9 @@ side by side:
 A real file counts only if the language's reference parser accepts it
 (``bench.public.code_reference``); one it rejects is left out and counted. The mutants
 (``bench.public.code_mutations``) count only if the reference rejects them. Then the
-fenced blocks of real documentation (``bench.public.doc_blocks``) are read: how many the
-engine flags per language, how many it reads as fragments, and what it leaves unchecked.
+fenced blocks of real documentation (``bench.public.doc_blocks``, with the pinned
+packages' READMEs fetched first where not yet cached) are read: how many the engine flags
+per language, how many it reads as fragments, and what it leaves unchecked.
 A flagged documentation block is a false alarm or an error in the documentation; ``--show``
 prints those of the dev half (and the dev half's false alarms and misses) to look at; the
 test half is counted, never shown.
@@ -270,7 +271,7 @@ def _print(language: str, result: dict[str, Any]) -> None:
 
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--per-half", type=int, default=250)
+    parser.add_argument("--per-half", type=int, default=300)
     parser.add_argument("--languages", default=",".join(c.value for c in CodeLanguage))
     parser.add_argument("--show", type=int, default=0)
     parser.add_argument("--no-docs", action="store_true")

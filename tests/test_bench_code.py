@@ -82,3 +82,5 @@ def test_only_wanted_readmes_with_text_are_read_from_the_cache(
         package.cached.write_text(text)
     found = dict(readme_sources.cached_readmes(lambda i: i != third.item_id))
     assert found == {first.item_id: first.cached}  # an empty file: the package has none
+    # Nothing unwanted (held out) is fetched: with none wanted, no client is even started.
+    assert readme_sources.fetch_readmes(lambda _: False) == {"fetched": 0, "none": 0}

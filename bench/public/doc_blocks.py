@@ -29,7 +29,7 @@ from bench.public.code_corpus import first_seen
 from bench.public.heldout import Half, half_of, is_held_out, sample_rank
 from bench.public.npm_sources import sources_dir
 from bench.public.pypi_readmes import OWN, normalised
-from bench.public.readme_sources import cached_readmes, fetch_readmes
+from bench.public.readme_sources import cached_readmes, fetch_readmes, packages
 
 BENCHMARK = "doc-blocks"
 ROOTS = ("/usr/share/doc", "/usr/lib")
@@ -107,6 +107,8 @@ def documents(counts: dict[str, int]) -> Iterator[Document]:
     """Every tunable document that holds a fence, in sample order, with its half."""
     seen: set[str] = set()
     sources = _document_ids()
+    unfetched = {p.item_id for p in packages() if p.item_id not in sources}
+    counts["held_out"] = sum(is_held_out(BENCHMARK, i) for i in unfetched)  # never fetched
     for item_id in sorted(sources, key=lambda i: sample_rank(BENCHMARK, i)):
         if is_held_out(BENCHMARK, item_id):
             counts["held_out"] = counts.get("held_out", 0) + 1
