@@ -47,6 +47,7 @@ from schemas.request import NodeOutput, OutputKind
 from schemas.stages import IssueCode
 from workers.evaluate.code.blocks import BlockReading, read_block, read_blocks
 from workers.evaluate.code.fences import FencedBlock
+from workers.evaluate.code.leniency import TRAILING_COMMA_TAGS
 from workers.evaluate.floor.structure import check_floor
 from workers.evaluate.wall.code_checks import check_code
 
@@ -217,6 +218,7 @@ def _doc_mutants(
         for operator, mutants in candidates(
             language, f"{item_id}#{block.index}", block.body
         ).items()
+        if not _dialect_syntax(block, operator)
         for mutant in mutants
     ]
     verdicts = reference_valid(language, [m for *_, m in proposed])
@@ -233,6 +235,15 @@ def _doc_mutants(
         if reading.status is not BlockStatus.SYNTAX_ERROR:
             show.append(f"  doc slip missed ({operator}): {item_id} {reading.note[:120]}")
     return [len(chosen), caught]
+
+
+def _dialect_syntax(block: FencedBlock, operator: str) -> bool:
+    """Whether the operator's edit is syntax of the block's dialect, so no slip in it.
+
+    A trailing comma is a slip in JSON and the reference refuses it, but a ``jsonc``
+    block (VS Code's JSON with comments) may hold one: the engine rightly accepts it.
+    """
+    return operator == "trailing_comma" and block.tag in TRAILING_COMMA_TAGS
 
 
 def _plain(half: dict[str, Any]) -> dict[str, Any]:

@@ -312,17 +312,12 @@ def test_an_argument_marked_optional_as_a_signature_marks_it_is_a_placeholder() 
 
 
 # The shapes of dev-half READMEs, written anew: an install command, then the REPL; a
-# member whose value is a comment; a bare ``...`` standing for code around a ``try``.
+# member whose value is a comment.
 INSTALL_THEN_REPL = "pip install somepkg\n\n# then, in Python\n>>> import somepkg\n"
 DOCTEST = 'def double(x):\n    """Twice x.\n\n    >>> double(2)\n    4\n    """\n    return x * 2\n'
 COMMENT_VALUE = (
     "const client = connect({\n  server: false,\n"
     "  caStore: /* PEM certificates, or a store */,\n  cache: {},\n});\n"
-)
-ELLIPSIS_ELIDED = "...\nopts = {'project': '<GID>'}\n\ntry:\n    rows = api.rows(opts)\n    ...\n"
-STUB = (
-    "class Shape(Protocol):\n    def area(self) -> float:\n"
-    '        """The area."""\n        ...\n\n    def name(self) -> str:\n        ...\n'
 )
 
 
@@ -332,8 +327,6 @@ def test_what_documentation_leaves_in_place_of_code_raises_no_finding() -> None:
     ]
     ((status, note),) = _readings(f"```js\n{COMMENT_VALUE}```\n")
     assert status is BlockStatus.PARSED and note.startswith("parsed with its elisions")
-    ((status, note),) = _readings(f"```python\n{ELLIPSIS_ELIDED}```\n")
-    assert status is BlockStatus.UNCHECKED and note.startswith("code elided on line 1")
 
 
 def test_code_beside_those_readings_is_still_checked() -> None:
@@ -343,9 +336,11 @@ def test_code_beside_those_readings_is_still_checked() -> None:
     assert _readings(f"```python\n{cut_in_docstring}```\n")[0][0] is BlockStatus.SYNTAX_ERROR
     no_value = COMMENT_VALUE.replace("/* PEM certificates, or a store */", "")
     assert _readings(f"```js\n{no_value}```\n")[0][0] is BlockStatus.SYNTAX_ERROR
-    assert _readings(f"```python\n{STUB}```\n")[0][0] is BlockStatus.PARSED  # a stub's body
-    no_colon = STUB.replace("def name(self) -> str:", "def name(self) -> str")
-    assert _readings(f"```python\n{no_colon}```\n")[0][0] is BlockStatus.SYNTAX_ERROR
+    heredoc = "python - <<'EOF'\n>>> import somepkg\nEOF\n"  # the REPL's input, not a session
+    assert _readings(f"```bash\n{heredoc}```\n")[0][0] is not BlockStatus.UNCHECKED
+    # A document cut off after a comma leaves its bracket open: no quoted fragment, broken.
+    cut_off = '[\n  {"name": "web"},\n'
+    assert _readings(f"```json\n{cut_off}```\n")[0][0] is BlockStatus.SYNTAX_ERROR
 
 
 # The shapes of two dev-half READMEs on YAML: an OpenAPI path whose operation's body is

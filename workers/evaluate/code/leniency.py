@@ -70,7 +70,7 @@ _JSON_COMMENT = re.compile(r'"(?:\\.|[^"\\\n])*"|//[^\n]*|/\*.*?\*/', re.S)
 _LAST_COMMA = re.compile(r",\s*\Z")
 #: Tags of JSON dialects in which a comma may stand before a closing bracket: VS Code's
 #: JSON with comments (``settings.json``, ``tsconfig.json``) reads ``[1, 2,]``.
-_TRAILING_COMMA_TAGS = frozenset({"jsonc"})
+TRAILING_COMMA_TAGS = frozenset({"jsonc"})
 _COMMA_BEFORE_CLOSER = re.compile(r",(?=\s*[}\]])")
 
 
@@ -91,8 +91,8 @@ def has_prompt_line(language: CodeLanguage, body: str) -> bool:
     in a Python file cut off inside a docstring, the docstring's doctest would look like
     code, and a cut-off file is a slip to find.
     """
-    if language is not _L.SHELL:
-        return False
+    if language is not _L.SHELL or "<<" in body:
+        return False  # a heredoc's lines are another program's input, prompts and all
     return _REPL_PROMPT.search(code_only(language, body)) is not None
 
 
@@ -140,34 +140,20 @@ def elided_lines(language: CodeLanguage, body: str) -> list[int]:
     block comment or a string (a doc comment's ``@example``, a docstring) is neither.
     """
     inline = language in _ELLIPSIS_FOREIGN
-    code = code_only(language, body).split("\n") if inline or language is _L.PYTHON else []
+    code = code_only(language, body).split("\n") if inline else []
     inside = _inside_comments_and_strings(language, body)
     found: list[int] = []
     lines = body.split("\n")
     for number, line in enumerate(lines, 1):
         if number in inside:
             continue
-        if language is _L.PYTHON and _python_elision(code, number):
-            found.append(number)
-        elif language is _L.YAML and _yaml_elision(lines, number):
+        if language is _L.YAML and _yaml_elision(lines, number):
             found.append(number)
         elif _RESULT.match(line):
             found.extend((number - 1, number) if number > 1 else (number,))
         elif _ELISION_COMMENT.match(line) or (inline and _INLINE_ELISION.search(code[number - 1])):
             found.append(number)
     return sorted(set(found))
-
-
-def _python_elision(code: list[str], number: int) -> bool:
-    """Whether line ``number`` is a bare ``...`` that stands for code left out.
-
-    ``...`` is Python (Ellipsis): as the body a ``def``, ``class`` or ``try`` opens it is
-    a stub's, and code. After a statement, or opening the block, it elides.
-    """
-    if code[number - 1].strip() not in ("...", "…"):
-        return False
-    before = [line for line in code[: number - 1] if line.strip()]
-    return not before or not before[-1].rstrip().endswith(":")
 
 
 def _yaml_elision(lines: list[str], number: int) -> bool:
@@ -259,7 +245,7 @@ def in_dialect(tag: str, language: CodeLanguage, body: str) -> str:
     blanked (not those in strings or comments, nor one before a string); under ``json``
     the same comma is a slip.
     """
-    if language is not _L.JSON or tag not in _TRAILING_COMMA_TAGS:
+    if language is not _L.JSON or tag not in TRAILING_COMMA_TAGS:
         return body
     view = _JSON_COMMENT.sub(_filled, body)
     spots = {m.start() for m in _COMMA_BEFORE_CLOSER.finditer(view)}
@@ -313,9 +299,10 @@ def fragment_readings(language: CodeLanguage, text: str) -> Iterator[tuple[str, 
     elif language is _L.JSON:
         yield "{\n" + text + "\n}", "object members"
         yield "[\n" + text + "\n]", "array items"
-        # Members cut out of a longer object keep the comma that led to the next one.
+        # Members quoted from a longer object keep the comma that led to the next one;
+        # an answer cut off there leaves a bracket open, and stays broken.
         cut = _LAST_COMMA.sub("", text)
-        if cut != text:
+        if cut != text and _balanced(cut):
             yield "{\n" + cut + "\n}", "object members cut from a longer object"
             yield "[\n" + cut + "\n]", "array items cut from a longer array"
     elif language in (_L.JAVASCRIPT, _L.TYPESCRIPT):
@@ -349,6 +336,17 @@ def closed(text: str) -> str | None:
             if not stack or stack.pop() != char:
                 return None
     return text.rstrip() + "\n" + "".join(reversed(stack)) + "\n" if stack else None
+
+
+def _balanced(text: str) -> bool:
+    """Whether every bracket ``text`` opens (outside strings and comments) it closes."""
+    stack: list[str] = []
+    for char in _SKIPPED.sub(" ", text):
+        if char in _PAIRS:
+            stack.append(_PAIRS[char])
+        elif char in ")]}" and (not stack or stack.pop() != char):
+            return False
+    return not stack
 
 
 def json_sequence(text: str) -> bool:
