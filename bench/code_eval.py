@@ -15,8 +15,9 @@ side by side:
 A real file counts only if the language's reference parser accepts it
 (``bench.public.code_reference``); one it rejects is left out and counted. The mutants
 (``bench.public.code_mutations``) count only if the reference rejects them. Then the
-fenced blocks of real documentation (``bench.public.doc_blocks``) are read: how many the
-engine flags per language, how many it reads as fragments, and what it leaves unchecked.
+fenced blocks of real documentation (``bench.public.doc_blocks``, with the pinned
+packages' READMEs fetched first where not yet cached) are read: how many the engine flags
+per language, how many it reads as fragments, and what it leaves unchecked.
 A flagged documentation block is a false alarm or an error in the documentation; ``--show``
 prints those of the dev half (and the dev half's false alarms and misses) to look at; the
 test half is counted, never shown.
@@ -46,6 +47,7 @@ from schemas.request import NodeOutput, OutputKind
 from schemas.stages import IssueCode
 from workers.evaluate.code.blocks import BlockReading, read_block, read_blocks
 from workers.evaluate.code.fences import FencedBlock
+from workers.evaluate.code.leniency import TRAILING_COMMA_TAGS
 from workers.evaluate.floor.structure import check_floor
 from workers.evaluate.wall.code_checks import check_code
 
@@ -216,6 +218,7 @@ def _doc_mutants(
         for operator, mutants in candidates(
             language, f"{item_id}#{block.index}", block.body
         ).items()
+        if not _dialect_syntax(block, operator)
         for mutant in mutants
     ]
     verdicts = reference_valid(language, [m for *_, m in proposed])
@@ -232,6 +235,15 @@ def _doc_mutants(
         if reading.status is not BlockStatus.SYNTAX_ERROR:
             show.append(f"  doc slip missed ({operator}): {item_id} {reading.note[:120]}")
     return [len(chosen), caught]
+
+
+def _dialect_syntax(block: FencedBlock, operator: str) -> bool:
+    """Whether the operator's edit is syntax of the block's dialect, so no slip in it.
+
+    A trailing comma is a slip in JSON and the reference refuses it, but a ``jsonc``
+    block (VS Code's JSON with comments) may hold one: the engine rightly accepts it.
+    """
+    return operator == "trailing_comma" and block.tag in TRAILING_COMMA_TAGS
 
 
 def _plain(half: dict[str, Any]) -> dict[str, Any]:
@@ -270,7 +282,7 @@ def _print(language: str, result: dict[str, Any]) -> None:
 
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--per-half", type=int, default=250)
+    parser.add_argument("--per-half", type=int, default=300)
     parser.add_argument("--languages", default=",".join(c.value for c in CodeLanguage))
     parser.add_argument("--show", type=int, default=0)
     parser.add_argument("--no-docs", action="store_true")
@@ -295,6 +307,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         out["left_out"][language.value] = counts
         _print(language.value, result)
     if not args.no_docs:
+        out["docs_fetched"] = doc_blocks.fetch()
         out["docs"] = measure_docs(show)
         for half in ("dev", "test"):
             print(f"docs {half}: {json.dumps(out['docs'][half]['languages'])}")

@@ -2,8 +2,14 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
+import pytest
+
 from bench import code_figures
 from bench.code_eval import fenced, fenced_flags, floor_fails
+from bench.public import readme_sources
+from bench.public.archives import CACHE_ENV
 from bench.public.code_corpus import RealFile
 from bench.public.code_mutations import candidates
 from bench.public.code_reference import reference_valid
@@ -57,3 +63,24 @@ def test_the_shell_reference_is_bash() -> None:
 
 def test_docs_code_md_shows_the_last_measured_figures() -> None:
     assert code_figures.main(["--check"]) == 0, "run python -m bench.code_figures"
+
+
+def test_the_pinned_readme_list_names_each_package_once_with_its_version() -> None:
+    listed = readme_sources.packages()
+    assert {p.registry for p in listed} == {"npm", "pypi"}
+    assert len({p.item_id for p in listed}) == len(listed)
+    assert all(p.version and " " not in p.name for p in listed)
+
+
+def test_only_wanted_readmes_with_text_are_read_from_the_cache(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv(CACHE_ENV, str(tmp_path))
+    first, second, third = readme_sources.packages()[:3]
+    for package, text in ((first, "# a\n```ts\nx\n```\n"), (second, ""), (third, "# c\n")):
+        package.cached.parent.mkdir(parents=True, exist_ok=True)
+        package.cached.write_text(text)
+    found = dict(readme_sources.cached_readmes(lambda i: i != third.item_id))
+    assert found == {first.item_id: first.cached}  # an empty file: the package has none
+    # Nothing unwanted (held out) is fetched: with none wanted, no client is even started.
+    assert readme_sources.fetch_readmes(lambda _: False) == {"fetched": 0, "none": 0}

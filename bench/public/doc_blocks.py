@@ -4,14 +4,16 @@ The installed Python distributions' markdown descriptions (their READMEs, as pub
 PyPI), and the markdown files Debian's packages ship: Node.js's API documentation
 (``/usr/share/doc/nodejs``), npm's command docs and its bundled modules' READMEs
 (``/usr/lib/node_modules``), and the rest under ``/usr/share/doc`` and ``/usr/lib``, read
-whether Debian compressed them (``README.md.gz``) or not; and the READMEs of the npm
-packages whose TypeScript sources ``code_corpus`` reads (``bench.public.npm_sources``).
+whether Debian compressed them (``README.md.gz``) or not; the READMEs of the npm
+packages whose TypeScript sources ``code_corpus`` reads (``bench.public.npm_sources``);
+and the READMEs of the most-used npm and PyPI packages, fetched once into the bench cache
+(``bench.public.readme_sources``; ids ``npm:<name>`` and ``pypi:<name>``).
 Written by the packages' maintainers: its fenced blocks are real documentation code, with
 the elisions, console sessions, diffs, fragments and templates real documentation has.
 
-The held-out rule and the halves apply per document (id ``pypi:<name>`` or
-``file:<path>``), before the document is read. Documents that repeat another's text are
-read once.
+The held-out rule and the halves apply per document (id ``pypi:<name>``, ``npm:<name>``
+or ``file:<path>``), before the document is read (or fetched). Documents that repeat
+another's text are read once.
 """
 
 from __future__ import annotations
@@ -27,6 +29,7 @@ from bench.public.code_corpus import first_seen
 from bench.public.heldout import Half, half_of, is_held_out, sample_rank
 from bench.public.npm_sources import sources_dir
 from bench.public.pypi_readmes import OWN, normalised
+from bench.public.readme_sources import cached_readmes, fetch_readmes, packages
 
 BENCHMARK = "doc-blocks"
 ROOTS = ("/usr/share/doc", "/usr/lib")
@@ -58,12 +61,19 @@ def _document_ids(*, widened: bool = True) -> dict[str, Path | importlib.metadat
     suffixes: tuple[str, ...] = _SUFFIXES[:2]
     if widened:
         roots, suffixes = (*ROOTS, str(sources_dir())), _SUFFIXES
+        for item_id, path in cached_readmes(lambda i: not is_held_out(BENCHMARK, i)):
+            found.setdefault(item_id, path)  # an installed distribution's own text wins
     for root in roots:
         for directory, _, files in os.walk(root):
             for name in files:
                 if name.lower().endswith(suffixes):
                     found[f"file:{directory}/{name}"] = Path(directory) / name
     return found
+
+
+def fetch() -> dict[str, int]:
+    """Fetch the pinned packages' READMEs not yet cached (held-out ones never)."""
+    return fetch_readmes(lambda item_id: not is_held_out(BENCHMARK, item_id))
 
 
 def _text(source: Path | importlib.metadata.Distribution) -> str:
@@ -97,6 +107,8 @@ def documents(counts: dict[str, int]) -> Iterator[Document]:
     """Every tunable document that holds a fence, in sample order, with its half."""
     seen: set[str] = set()
     sources = _document_ids()
+    unfetched = {p.item_id for p in packages() if p.item_id not in sources}
+    counts["held_out"] = sum(is_held_out(BENCHMARK, i) for i in unfetched)  # never fetched
     for item_id in sorted(sources, key=lambda i: sample_rank(BENCHMARK, i)):
         if is_held_out(BENCHMARK, item_id):
             counts["held_out"] = counts.get("held_out", 0) + 1

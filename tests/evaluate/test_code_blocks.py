@@ -11,10 +11,11 @@ import json
 
 import pytest
 
-from schemas.code import BlockStatus
+from schemas.code import BlockStatus, CodeLanguage
 from schemas.request import ReviewRequest
 from schemas.stages import IssueCode, ViolationCode
 from workers.evaluate import run_stage1
+from workers.evaluate.code import leniency
 from workers.evaluate.code.blocks import read_blocks
 from workers.evaluate.code.fences import fenced_blocks
 
@@ -252,6 +253,10 @@ def test_elisions_are_not_errors_but_code_before_them_is_checked() -> None:
         ("js", "name: 'web',\nreplicas: 3,\n", "object members"),
         ("ts", "private items: string[] = []\nget size(): number {\n  return 1\n}\n", "class"),
         ("json", '"name": "web",\n"private": true\n', "object members"),
+        # A plugin's options, shown as the chained call they continue.
+        ("js", ".register(helmet, options => ({\n  frameguard: false\n}))\n", "continuation"),
+        # A tsconfig's compiler options quoted from a longer object, its last comma kept.
+        ("json", '"strict": true,\n"esModuleInterop": true,\n', "cut from a longer object"),
         ("xml", "<dependency/>\n<dependency/>\n", "elements without one root"),
         ("sql", "SELECT `id` FROM `users` LIMIT 10\n", "read in the"),
     ],
@@ -282,3 +287,78 @@ def test_repeated_keys_in_a_json_or_yaml_block_are_definite_findings() -> None:
 def test_a_markdown_output_without_code_lists_no_block() -> None:
     report = run_stage1(_request("# Title\n\nPlain prose, with `inline code` only.\n"))
     assert report.stage1.code_blocks == ()
+
+
+def test_a_jsonc_block_may_end_a_list_with_a_comma_and_a_json_block_may_not() -> None:
+    settings = '{\n  // the editor\'s dictionaries\n  "dictionaries": ["typescript"],\n}\n'
+    assert _readings(f"```jsonc\n{settings}```\n")[0][0] is BlockStatus.PARSED
+    assert _readings(f"```json\n{settings}```\n")[0][0] is BlockStatus.SYNTAX_ERROR
+    # Only a comma of the code goes, and every position stays: a string's is its text.
+    assert leniency.in_dialect("jsonc", CodeLanguage.JSON, '["a,]", 1,]') == '["a,]", 1 ]'
+    paths = '{"paths": {"app/*": ["src/*", "app/*"],\n  "x": [1 2]}}'
+    assert leniency.in_dialect("jsonc", CodeLanguage.JSON, paths) == paths
+    assert _readings(f"```jsonc\n{paths}\n```\n")[0][0] is BlockStatus.SYNTAX_ERROR
+    assert leniency.in_dialect("json", CodeLanguage.JSON, "[1,]") == "[1,]"
+
+
+def test_an_argument_marked_optional_as_a_signature_marks_it_is_a_placeholder() -> None:
+    # The shape of a path-alias tool's README: its API called with the signature's notation.
+    call = "import { rewrite } from 'aliases';\n\nconst run = await rewrite(path, options?);\n"
+    ((status, note),) = _readings(f"```ts\n{call}```\n")
+    assert status is BlockStatus.PARSED and note.startswith("parsed with its elisions")
+    assert _readings(f"```ts\n{call.replace('options?)', 'options?')}```\n")[0][0] is (
+        BlockStatus.SYNTAX_ERROR
+    )
+
+
+# The shapes of dev-half READMEs, written anew: an install command, then the REPL; a
+# member whose value is a comment.
+INSTALL_THEN_REPL = "pip install somepkg\n\n# then, in Python\n>>> import somepkg\n"
+DOCTEST = 'def double(x):\n    """Twice x.\n\n    >>> double(2)\n    4\n    """\n    return x * 2\n'
+COMMENT_VALUE = (
+    "const client = connect({\n  server: false,\n"
+    "  caStore: /* PEM certificates, or a store */,\n  cache: {},\n});\n"
+)
+
+
+def test_what_documentation_leaves_in_place_of_code_raises_no_finding() -> None:
+    assert _readings(f"```bash\n{INSTALL_THEN_REPL}```\n") == [
+        (BlockStatus.UNCHECKED, "a console session")
+    ]
+    ((status, note),) = _readings(f"```js\n{COMMENT_VALUE}```\n")
+    assert status is BlockStatus.PARSED and note.startswith("parsed with its elisions")
+
+
+def test_code_beside_those_readings_is_still_checked() -> None:
+    slipped = DOCTEST.replace("return x * 2", "return (x * 2")
+    assert _readings(f"```python\n{slipped}```\n")[0][0] is BlockStatus.SYNTAX_ERROR
+    cut_in_docstring = DOCTEST[: DOCTEST.index("    4\n")]  # its doctest now looks like code
+    assert _readings(f"```python\n{cut_in_docstring}```\n")[0][0] is BlockStatus.SYNTAX_ERROR
+    no_value = COMMENT_VALUE.replace("/* PEM certificates, or a store */", "")
+    assert _readings(f"```js\n{no_value}```\n")[0][0] is BlockStatus.SYNTAX_ERROR
+    heredoc = "python - <<'EOF'\n>>> import somepkg\nEOF\n"  # the REPL's input, not a session
+    assert _readings(f"```bash\n{heredoc}```\n")[0][0] is not BlockStatus.UNCHECKED
+    # A document cut off after a comma leaves its bracket open: no quoted fragment, broken.
+    cut_off = '[\n  {"name": "web"},\n'
+    assert _readings(f"```json\n{cut_off}```\n")[0][0] is BlockStatus.SYNTAX_ERROR
+
+
+# The shapes of two dev-half READMEs on YAML: an OpenAPI path whose operation's body is
+# left out, and a CI workflow whose top is left out, each with a bare ``...``.
+YAML_ELIDED_INSIDE = (
+    "'/users/{id}':\n  get:\n    ...\n    parameters:\n      - $ref: '#/p/UserId'\n"
+)
+YAML_ELIDED_TOP = "...\njobs:\n  build:\n    runs-on: ubuntu-latest\n"
+
+
+def test_a_bare_ellipsis_in_yaml_elides_but_a_document_end_is_yaml() -> None:
+    for body in (YAML_ELIDED_INSIDE, YAML_ELIDED_TOP):
+        ((status, note),) = _readings(f"```yaml\n{body}```\n")
+        assert status is BlockStatus.UNCHECKED and note.startswith("code elided"), body
+    ended = "name: web\n...\n"  # the document's end marker
+    assert _readings(f"```yaml\n{ended}```\n")[0][0] is BlockStatus.PARSED
+    slipped = "name: web\n  replicas: 3\n...\n"  # the error stands before the marker
+    assert _readings(f"```yaml\n{slipped}```\n")[0][0] is BlockStatus.SYNTAX_ERROR
+    # A help text's own '...' (a block scalar's line) elides nothing after it.
+    text = 'help: |\n  {"a": [\n  ...\n  ]}\nname: web\n  replicas: 3\n'
+    assert _readings(f"```yaml\n{text}```\n")[0][0] is BlockStatus.SYNTAX_ERROR

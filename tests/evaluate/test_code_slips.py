@@ -18,6 +18,7 @@ from schemas.stages import IssueCode
 from workers.evaluate import run_stage1
 from workers.evaluate.code.blocks import MAX_JUDGED_BLOCKS, read_block, read_blocks
 from workers.evaluate.code.fences import FencedBlock
+from workers.evaluate.code.slips import LONG_BLOCK
 
 
 def _read(tag: str, language: CodeLanguage, body: str) -> tuple[BlockStatus, str]:
@@ -73,6 +74,14 @@ PYTHON_BLOCK = (
 )
 
 
+# A policy tool's README (dev half): a Kubernetes manifest under a bash tag, whose
+# annotation's apostrophe bash takes for an open quote (written anew in that shape).
+MANIFEST = (
+    "apiVersion: v1\nkind: Pod\nmetadata:\n  name: web\n  annotations:\n"
+    "    policy/skip: CHECK_20=we don't need it here\n"
+)
+
+
 @pytest.mark.parametrize(
     ("tag", "language", "body", "why"),
     [
@@ -82,6 +91,7 @@ PYTHON_BLOCK = (
         ("bash", CodeLanguage.SHELL, GRAMMAR, "not shell: '[#<commit-ish> | #semver:<semver>]'"),
         ("json", CodeLanguage.JSON, JS_OBJECT, "not json: its parser stops at line 1"),
         ("bash", CodeLanguage.SHELL, PYTHON_BLOCK, "not shell: it reads as python"),
+        ("bash", CodeLanguage.SHELL, MANIFEST, "not shell: it reads as a YAML mapping of 3"),
     ],
 )
 def test_a_block_that_is_not_code_in_its_language_is_listed_never_failed(
@@ -214,3 +224,28 @@ def test_a_shell_slip_that_bash_refuses_is_found_in_a_synopsis_too(body: str) ->
 )
 def test_a_well_formed_synopsis_is_not_a_slip(body: str) -> None:
     assert _read("bash", CodeLanguage.SHELL, body)[0] is BlockStatus.PARSED
+
+
+# The shape of a typed-schema library's README: a comparison table drawn in box characters
+# under a ts tag, longer than a block whose edits are weighed.
+_ROW = "│ const T = Type.{0}()  │ type T = {1}  │ const T = {{ type: '{1}' }} │\n"
+TABLE = (
+    "┌────────────────────────┬───────────────┬────────────────────────────┐\n"
+    "│ Builder                │ TypeScript    │ JSON Schema                │\n"
+    + "├────────────────────────┼───────────────┼────────────────────────────┤\n".join(
+        _ROW.format(name, name.lower()) for name in ["String", "Number", "Boolean", "Null"] * 12
+    )
+    + "└────────────────────────┴───────────────┴────────────────────────────┘\n"
+)
+_METHOD = "  area{0}(width: number, height: number): number {{\n    return width * height\n  }}\n"
+LONG_PROGRAM = "export class Shapes {\n" + "".join(_METHOD.format(i) for i in range(80)) + "}\n"
+
+
+def test_a_long_table_drawn_in_symbols_is_not_code_and_a_long_slip_is_broken() -> None:
+    assert len(TABLE) > LONG_BLOCK and len(LONG_PROGRAM) > LONG_BLOCK
+    status, note = _read("ts", CodeLanguage.TYPESCRIPT, TABLE)
+    assert status is BlockStatus.UNCHECKED and note.startswith("not typescript: its parser stops")
+    assert _broken_block_issues("ts", TABLE) == []
+    assert _read("ts", CodeLanguage.TYPESCRIPT, LONG_PROGRAM)[0] is BlockStatus.PARSED
+    broken = _slip(LONG_PROGRAM, "area40(width: number,", "area40(width: number")
+    assert _broken_block_issues("ts", broken) == ["definite"]

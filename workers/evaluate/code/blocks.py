@@ -115,6 +115,7 @@ def read_block(block: FencedBlock, *, judge: bool = True) -> BlockReading:
     if language is None:
         why = f"no parser for {block.tag!r}" if block.tag else "untagged, of no certain language"
         return BlockReading(block, BlockStatus.UNCHECKED, why)
+    body = leniency.in_dialect(block.tag, language, body)
     unchecked = _not_code(language, body)
     if unchecked:
         return BlockReading(block, BlockStatus.UNCHECKED, unchecked)
@@ -160,7 +161,7 @@ def _not_code(language: CodeLanguage, body: str) -> str:
         return "empty"
     if leniency.is_diff(body):
         return "a diff"
-    if leniency.is_console_session(body):
+    if leniency.is_console_session(body) or leniency.has_prompt_line(language, body):
         return "a console session"
     return ""
 

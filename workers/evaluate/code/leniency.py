@@ -3,8 +3,9 @@
 A writer elides (``...``, ``# ...``, ``// rest unchanged``), shows a console session
 (``$ ``, ``>>> ``, ``In [1]:``) or a diff, quotes a fragment (a method, an object literal, a
 WHERE clause's dialect), fills in a template (``{{ }}``, ``{% %}``, ``${VAR}``) or leaves a
-placeholder (``<your-token>``, ``<id|token>``). None of that is a defect of the code, and
-none is ever a finding. Each helper here is a plain function of a block's text.
+placeholder (``<your-token>``, ``<id|token>``, an optional argument's ``options?``). None
+of that is a defect of the code, and none is ever a finding. Each helper here is a plain
+function of a block's text.
 """
 
 from __future__ import annotations
@@ -24,6 +25,7 @@ _PROMPT = re.compile(
     r"|[\w.-]+@[\w.-]+:[^$\n]*\$)(?:[ \t]|$)",
     re.M,
 )
+_REPL_PROMPT = re.compile(r"^[ \t]*(?:>>>|In \[\d*\]:)(?:[ \t]|$)", re.M)
 _DIFF_HEADER = re.compile(r"^(?:@@ |diff --git |\+\+\+ |--- a/)", re.M)
 _DIFF_LINE = re.compile(r"^[+\- ]|^$")
 #: ``...`` or ``…`` standing for code, not JavaScript's spread (``...args``) or a range (``a...b``).
@@ -46,6 +48,12 @@ _ELISION_COMMENT = re.compile(
 _RESULT = re.compile(r"^[ \t]*(?:(?://|#)[ \t]*)?=>(?:[ \t]|$)")
 #: A comment standing where an expression belongs: ``if (/* condition */)``.
 _COMMENT_AS_CODE = re.compile(r"\([ \t]*/\*[^*\n]*\*/[ \t]*\)")
+#: A name marked optional where a call passes it, as a signature writes it:
+#: ``replaceTscAliasPaths(options?)``. Code never has a ``?`` before ``,`` or ``)`` (a
+#: parameter's own ``x?`` is declared, and parses as written).
+_OPTIONAL_ARGUMENT = re.compile(r"(?<=[\w$])\?(?=[ \t]*[,)])")
+#: A comment standing where a member's value belongs: ``caStore: /* PEM certs */,``.
+_COMMENT_AS_VALUE = re.compile(r"(?<=:)[ \t]*/\*[^*\n]*\*/(?=[ \t]*(?:[,}]|$))", re.M)
 #: A comment-only line: in Python it may stand for a block's body.
 _COMMENT_LINE = re.compile(r"^([ \t]*)#.*$", re.M)
 _TEMPLATE = re.compile(r"\{\{.*?\}\}|\{%.*?%\}|\{#.*?#\}|<%.*?%>")
@@ -59,6 +67,11 @@ _PLACEHOLDER_LANGUAGES = frozenset({_L.SHELL, _L.SQL, _L.PYTHON, _L.JSON, _L.TOM
 _STAND_IN = {_L.JSON: "null", _L.TOML: "0", _L.SHELL: "X", _L.DOCKERFILE: "X"}
 _MAGIC = re.compile(r"^([ \t]*)[%!](?=[A-Za-z%])", re.M)
 _JSON_COMMENT = re.compile(r'"(?:\\.|[^"\\\n])*"|//[^\n]*|/\*.*?\*/', re.S)
+_LAST_COMMA = re.compile(r",\s*\Z")
+#: Tags of JSON dialects in which a comma may stand before a closing bracket: VS Code's
+#: JSON with comments (``settings.json``, ``tsconfig.json``) reads ``[1, 2,]``.
+TRAILING_COMMA_TAGS = frozenset({"jsonc"})
+_COMMA_BEFORE_CLOSER = re.compile(r",(?=\s*[}\]])")
 
 
 def is_console_session(body: str) -> bool:
@@ -68,6 +81,19 @@ def is_console_session(body: str) -> bool:
     )
     first = next(lines, "")
     return _PROMPT.match(first) is not None
+
+
+def has_prompt_line(language: CodeLanguage, body: str) -> bool:
+    """Whether a shell block's line opens with a REPL's prompt: a session after a command.
+
+    ``>>> `` or ``In [1]:`` after a ``pip install`` line shows the REPL that follows it;
+    no script opens a line with either (outside its strings and comments). Only shell:
+    in a Python file cut off inside a docstring, the docstring's doctest would look like
+    code, and a cut-off file is a slip to find.
+    """
+    if language is not _L.SHELL or "<<" in body:
+        return False  # a heredoc's lines are another program's input, prompts and all
+    return _REPL_PROMPT.search(code_only(language, body)) is not None
 
 
 def is_diff(body: str) -> bool:
@@ -117,14 +143,35 @@ def elided_lines(language: CodeLanguage, body: str) -> list[int]:
     code = code_only(language, body).split("\n") if inline else []
     inside = _inside_comments_and_strings(language, body)
     found: list[int] = []
-    for number, line in enumerate(body.split("\n"), 1):
+    lines = body.split("\n")
+    for number, line in enumerate(lines, 1):
         if number in inside:
             continue
-        if _RESULT.match(line):
+        if language is _L.YAML and _yaml_elision(lines, number):
+            found.append(number)
+        elif _RESULT.match(line):
             found.extend((number - 1, number) if number > 1 else (number,))
         elif _ELISION_COMMENT.match(line) or (inline and _INLINE_ELISION.search(code[number - 1])):
             found.append(number)
     return sorted(set(found))
+
+
+def _yaml_elision(lines: list[str], number: int) -> bool:
+    """Whether line ``number`` is a bare ``...`` that stands for YAML left out.
+
+    At a line's start after a document, ``...`` ends it, and inside a block scalar it is
+    text. Before any document (``...`` then ``jobs:``), or as the value a key opens on the
+    line above (``get:`` then, further in, ``...``), it can only be the writer's.
+    """
+    line = lines[number - 1]
+    if line.strip() != "...":
+        return False
+    before = [text for text in lines[: number - 1] if text.strip()]
+    if not before:
+        return True
+    above = before[-1]
+    indent = len(line) - len(line.lstrip())
+    return above.rstrip().endswith(":") and indent > len(above) - len(above.lstrip())
 
 
 _STRINGS_AND_COMMENTS = {
@@ -184,9 +231,31 @@ def neutralised(language: CodeLanguage, body: str) -> str:
         text = _MAGIC.sub(r"\1pass  #", text)
     if language in (_L.JAVASCRIPT, _L.TYPESCRIPT):
         text = _COMMENT_AS_CODE.sub(lambda m: "(_" + " " * (len(m.group(0)) - 3) + ")", text)
+        text = _OPTIONAL_ARGUMENT.sub(" ", text)
+        text = _COMMENT_AS_VALUE.sub(lambda m: " _" + " " * (len(m.group(0)) - 2), text)
     if language is _L.JSON:
         text = _JSON_COMMENT.sub(_keep_strings_blank_comments, text)
     return text
+
+
+def in_dialect(tag: str, language: CodeLanguage, body: str) -> str:
+    """``body`` as its tag's dialect reads it, every position kept.
+
+    A ``jsonc`` block's commas before a closing bracket are allowed there, so they are
+    blanked (not those in strings or comments, nor one before a string); under ``json``
+    the same comma is a slip.
+    """
+    if language is not _L.JSON or tag not in TRAILING_COMMA_TAGS:
+        return body
+    view = _JSON_COMMENT.sub(_filled, body)
+    spots = {m.start() for m in _COMMA_BEFORE_CLOSER.finditer(view)}
+    return "".join(" " if at in spots else char for at, char in enumerate(body))
+
+
+def _filled(match: re.Match[str]) -> str:
+    """A string as a word of its length (a comma before it is no trailing one), a comment blank."""
+    found = match.group(0)
+    return "_" * len(found) if found.startswith('"') else blanked(found)
 
 
 def synopsis_left_open(language: CodeLanguage, body: str) -> bool:
@@ -230,11 +299,19 @@ def fragment_readings(language: CodeLanguage, text: str) -> Iterator[tuple[str, 
     elif language is _L.JSON:
         yield "{\n" + text + "\n}", "object members"
         yield "[\n" + text + "\n]", "array items"
+        # Members quoted from a longer object keep the comma that led to the next one;
+        # an answer cut off there leaves a bracket open, and stays broken.
+        cut = _LAST_COMMA.sub("", text)
+        if cut != text and _balanced(cut):
+            yield "{\n" + cut + "\n}", "object members cut from a longer object"
+            yield "[\n" + cut + "\n]", "array items cut from a longer array"
     elif language in (_L.JAVASCRIPT, _L.TYPESCRIPT):
         yield "(\n" + text + "\n)", "an expression"
         yield "({\n" + text + "\n})", "object members"
         yield "class _ {\n" + text + "\n}", "class members"
         yield "async function* _() {\n" + text + "\n}", "a function body"
+        if text.lstrip().startswith(".") and not text.lstrip().startswith(".."):
+            yield "_\n" + text, "a method chain's continuation"
     elif language is _L.XML and not text.lstrip().startswith("<?xml"):
         yield "<_>\n" + text + "\n</_>", "elements without one root"
 
@@ -259,6 +336,17 @@ def closed(text: str) -> str | None:
             if not stack or stack.pop() != char:
                 return None
     return text.rstrip() + "\n" + "".join(reversed(stack)) + "\n" if stack else None
+
+
+def _balanced(text: str) -> bool:
+    """Whether every bracket ``text`` opens (outside strings and comments) it closes."""
+    stack: list[str] = []
+    for char in _SKIPPED.sub(" ", text):
+        if char in _PAIRS:
+            stack.append(_PAIRS[char])
+        elif char in ")]}" and (not stack or stack.pop() != char):
+            return False
+    return not stack
 
 
 def json_sequence(text: str) -> bool:

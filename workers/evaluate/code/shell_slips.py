@@ -39,7 +39,8 @@ def not_shell(body: str, failure: ParseFailure) -> str:
     """Why the block bash refuses is not a shell script at all; '' when it is one, broken.
 
     Alternatives in brackets (``[a | b]``) are a synopsis's. A block that another language
-    reads whole is that language. A command is a program's name: a block whose commands
+    reads whole is that language (YAML only as a mapping of several keys: it reads any text
+    as a plain scalar). A command is a program's name: a block whose commands
     are mostly named by punctuation (``+--``, ``|``) is a drawing. A script's slip leaves
     a string or a bracket open, and closing it mends the script; failing that, a call's
     ``(`` after a command's words, or a word where bash wanted an operator, is another
@@ -54,6 +55,9 @@ def not_shell(body: str, failure: ParseFailure) -> str:
     other = next((o for o in _OTHER_LANGUAGES if syntax_error(o, body) is None), None)
     if other is not None:
         return f"it reads as {other.value}"
+    keys = _yaml_keys(body)
+    if keys >= _MAPPING_KEYS:
+        return f"it reads as a YAML mapping of {keys} keys"
     names = node_texts(Grammar.BASH, body, "command_name")
     nameless = [n for n in names if not any(c.isalnum() for c in n)]
     if len(nameless) >= 2 and 2 * len(nameless) >= len(names):
@@ -64,6 +68,23 @@ def not_shell(body: str, failure: ParseFailure) -> str:
     if unexpected and unexpected.group(1) not in _SHELL_GRAMMAR:
         return f"bash stops at {unexpected.group(1)[:30]!r}, where a script has none"
     return ""
+
+
+#: Keys of a YAML mapping that make a block a manifest, not a script: YAML reads nearly
+#: any text (a plain scalar), but a script is no mapping of ``name: value`` lines.
+_MAPPING_KEYS = 3
+
+
+def _yaml_keys(body: str) -> int:
+    """How many keys the block has as one YAML mapping (0: it is none)."""
+    from yaml import MappingNode
+
+    from workers.evaluate.code.yaml_docs import yaml_nodes
+
+    nodes = yaml_nodes(body)
+    if isinstance(nodes, ParseFailure) or len(nodes) != 1:
+        return 0
+    return len(nodes[0].value) if isinstance(nodes[0], MappingNode) else 0
 
 
 #: What a script's slip leaves out where bash stops: a closer or a compound's keyword.

@@ -16,6 +16,7 @@ script; there bash's own verdict and the commands' names decide (``shell_slips``
 from __future__ import annotations
 
 import textwrap
+import unicodedata
 from collections.abc import Callable, Iterator
 from itertools import islice
 
@@ -85,12 +86,13 @@ def not_code(language: CodeLanguage, body: str, failure: ParseFailure, reads: Re
     Each edit costs a parse of the whole block (``PARSE_BUDGET``, ``MIN_EDITS``); a block
     whose edits run out before all were tried is taken for broken code, unless its
     parser could not read most of it. A block over ``LONG_BLOCK`` characters is broken
-    code unweighed. YAML, HTML and XML are not weighed: YAML and HTML read nearly any text
-    (a plain scalar, text between tags), and XML's slip, an end tag left out, is no
-    one-character edit.
+    code unweighed, unless it is drawn in symbols its parser cannot read
+    (``_long_not_code``). YAML, HTML and XML are not weighed: YAML and HTML read nearly
+    any text (a plain scalar, text between tags), and XML's slip, an end tag left out, is
+    no one-character edit.
     """
     if len(body) > LONG_BLOCK:
-        return ""
+        return _long_not_code(language, body, failure)
     if language is _L.SHELL:
         return not_shell(body, failure)
     if language not in _SLOWNESS:
@@ -111,6 +113,28 @@ def not_code(language: CodeLanguage, body: str, failure: ParseFailure, reads: Re
         return ""  # not every edit was tried, and most of the block reads
     where = f"line {failure.line}" if failure.line is not None else "its start"
     return f"its parser stops at {where}, and no one bracket, colon, quote or indent mends it"
+
+
+def _long_not_code(language: CodeLanguage, body: str, failure: ParseFailure) -> str:
+    """Why a long rejected block is not code: a table or a picture drawn in symbols.
+
+    A long block is a program, and its edits are not weighed; but a table drawn in box
+    characters under a ``ts`` tag is long too. Its parser stops on a symbol outside ASCII
+    (``│``, ``┌``), which the language has no use for outside strings and comments and no
+    slip of a model puts there; and it cannot read most of the block, or cannot read it on
+    more separate lines than one slip spoils. Both must hold.
+    """
+    grammar = _GRAMMARS.get(language)
+    if grammar is None:
+        return ""
+    _, _, _, stop = edits.located(body, failure)
+    char = body[stop : stop + 1]
+    if not char or char.isascii() or not unicodedata.category(char).startswith("S"):
+        return ""
+    seen = unread(grammar, body)
+    if seen.share <= _MOSTLY and seen.rows <= MAX_SPOILED_ROWS:
+        return ""
+    return f"its parser stops at the symbol {char!r}, and cannot read it on {seen.rows} lines"
 
 
 def _cut_off(language: CodeLanguage, body: str, failure: ParseFailure, reads: Reads) -> bool:
