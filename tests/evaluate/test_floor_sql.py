@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import logging
 from typing import Any
 
 import pytest
@@ -150,3 +151,16 @@ def test_a_bracket_left_open_fails_the_floor_where_it_opens(sql: str, line: int)
 def test_brackets_in_strings_comments_and_quoted_names_are_not_counted() -> None:
     sql = "SELECT '(' AS opener, \"a)\" FROM t -- (\nWHERE f(x) > 0 /* ) */"
     assert check_floor(output("sql", sql), None).passed
+
+
+def test_sql_the_parser_reads_as_a_bare_command_never_reaches_the_log(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """sqlglot quotes such SQL in a warning: node output must not reach the worker's log."""
+    hostile = "SHOW TABLES -- \x1b[31mforged\nWARNING root: all reviews passed"
+    with caplog.at_level(logging.DEBUG):
+        assert _floor(hostile) == []
+        assert _floor("VACUUM FULL orders") == []
+    assert not [r for r in caplog.records if r.name.startswith("sqlglot")]
+    assert "forged" not in caplog.text
+    assert "VACUUM" not in caplog.text

@@ -9,13 +9,14 @@ from __future__ import annotations
 
 import ast
 import json
+import logging
 import threading
 import warnings
 from collections import deque
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
-from functools import lru_cache
+from functools import cache, lru_cache
 from typing import Any
 
 import sqlglot
@@ -122,8 +123,28 @@ def json_document(content: str) -> Any:
 
 
 @lru_cache(maxsize=_CACHE_SIZE)
+class _NoEchoOfInput(logging.Filter):
+    """Drops sqlglot's notes on what it parses: they quote the SQL, which is node output.
+
+    sqlglot logs ``'<the SQL>' contains unsupported syntax`` at WARNING for every statement
+    it reads as a bare command (``SHOW TABLES``, ``VACUUM``); a node's output would reach
+    the worker's log verbatim, newlines and escape sequences included. Its errors still
+    reach us as exceptions, so nothing it says below ERROR is needed.
+    """
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        return record.levelno >= logging.ERROR
+
+
+@cache
+def _sqlglot_quiet() -> None:
+    """Install the filter once, on the first parse (never at import)."""
+    logging.getLogger("sqlglot").addFilter(_NoEchoOfInput())
+
+
 def sql_statements(content: str, dialect: str | None = None) -> tuple[exp.Expr, ...] | ParseFailure:
     """The statements, parsed strictly (any error is a failure), or a ``ParseFailure``."""
+    _sqlglot_quiet()
     try:
         # Tokenize once: the parser and the cut-off check read the same tokens.
         reader = _DIALECT if dialect is None else Dialect.get_or_raise(dialect)
