@@ -122,7 +122,6 @@ def json_document(content: str) -> Any:
         return ParseFailure("nesting too deep to parse")
 
 
-@lru_cache(maxsize=_CACHE_SIZE)
 class _NoEchoOfInput(logging.Filter):
     """Drops sqlglot's notes on what it parses: they quote the SQL, which is node output.
 
@@ -142,6 +141,7 @@ def _sqlglot_quiet() -> None:
     logging.getLogger("sqlglot").addFilter(_NoEchoOfInput())
 
 
+@lru_cache(maxsize=_CACHE_SIZE)
 def sql_statements(content: str, dialect: str | None = None) -> tuple[exp.Expr, ...] | ParseFailure:
     """The statements, parsed strictly (any error is a failure), or a ``ParseFailure``."""
     _sqlglot_quiet()
