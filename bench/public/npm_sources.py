@@ -57,25 +57,34 @@ def fetch_sources() -> list[Path]:
     return found
 
 
-def _unpack(spec: str, folder: Path) -> bool:
+def npm_pack(spec: str, into: Path, *, timeout_s: float) -> tuple[Path | None, str] | None:
+    """``npm pack`` of ``spec`` into ``into``: the tarball and what npm said on stderr.
+
+    The tarball is None when npm made none; the whole answer is None without npm.
+    """
     npm = shutil.which("npm")
     if npm is None:
-        return False
+        return None
+    done = subprocess.run(
+        [npm, "pack", "--loglevel", "error", "--pack-destination", str(into), spec],
+        capture_output=True,
+        text=True,
+        timeout=timeout_s,
+        check=False,
+        cwd=into,
+    )
+    tarballs = sorted(into.glob("*.tgz"))
+    return (tarballs[0] if done.returncode == 0 and tarballs else None), done.stderr
+
+
+def _unpack(spec: str, folder: Path) -> bool:
     sources_dir().mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory(dir=sources_dir()) as scratch:
-        done = subprocess.run(
-            [npm, "pack", "--silent", "--pack-destination", scratch, spec],
-            capture_output=True,
-            text=True,
-            timeout=600,
-            check=False,
-            cwd=scratch,
-        )
-        tarballs = sorted(Path(scratch).glob("*.tgz"))
-        if done.returncode != 0 or not tarballs:
+        packed = npm_pack(spec, Path(scratch), timeout_s=600)
+        if packed is None or packed[0] is None:
             return False
         unpacked = Path(scratch) / "unpacked"
-        with tarfile.open(tarballs[0]) as tarred:
+        with tarfile.open(packed[0]) as tarred:
             tarred.extractall(unpacked, filter="data")
         # A rename, so a concurrent run never reads a half-unpacked package.
         unpacked.rename(folder)

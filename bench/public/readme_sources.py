@@ -24,7 +24,6 @@ never fetched.
 from __future__ import annotations
 
 import email.parser
-import shutil
 import subprocess
 import sys
 import tarfile
@@ -36,6 +35,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from bench.public.archives import cache_dir
+from bench.public.npm_sources import npm_pack
 
 LISTED = Path(__file__).with_name("readme_packages.txt")
 #: Fetches at once: each is mostly waiting on the registry, not on these two cores.
@@ -118,23 +118,14 @@ def _fetch_one(package: Package) -> str:
 
 def _npm_readme(package: Package) -> str | None:
     """The tarball's top-level README; "" when it has none or npm says no."""
-    npm = shutil.which("npm")
-    if npm is None:
-        return None
     with tempfile.TemporaryDirectory() as scratch:
-        spec = f"{package.name}@{package.version}"
-        done = subprocess.run(
-            [npm, "pack", "--loglevel", "error", "--pack-destination", scratch, spec],
-            capture_output=True,
-            text=True,
-            timeout=300,
-            check=False,
-            cwd=scratch,
-        )
-        tarballs = sorted(Path(scratch).glob("*.tgz"))
-        if done.returncode != 0 or not tarballs:
-            return "" if any(no in done.stderr for no in _NPM_NO) else None
-        with tarfile.open(tarballs[0]) as tarred:
+        packed = npm_pack(f"{package.name}@{package.version}", Path(scratch), timeout_s=300)
+        if packed is None:
+            return None
+        tarball, said = packed
+        if tarball is None:
+            return "" if any(no in said for no in _NPM_NO) else None
+        with tarfile.open(tarball) as tarred:
             for member in tarred:
                 _, _, name = member.name.partition("/")
                 if "/" in name or name.lower() not in _README_NAMES or not member.isfile():
