@@ -328,25 +328,27 @@ def closed(text: str) -> str | None:
     Strings and comments are skipped; a closing bracket that matches nothing means the text
     is not merely cut short, so nothing is closed.
     """
-    stack: list[str] = []
-    for char in _SKIPPED.sub(" ", text):
-        if char in _PAIRS:
-            stack.append(_PAIRS[char])
-        elif char in ")]}":
-            if not stack or stack.pop() != char:
-                return None
+    stack = _still_open(text)
     return text.rstrip() + "\n" + "".join(reversed(stack)) + "\n" if stack else None
 
 
-def _balanced(text: str) -> bool:
-    """Whether every bracket ``text`` opens (outside strings and comments) it closes."""
+def _still_open(text: str) -> list[str] | None:
+    """The closers of the brackets ``text`` leaves open, innermost last.
+
+    None when a closing bracket matches nothing; strings and comments are skipped.
+    """
     stack: list[str] = []
     for char in _SKIPPED.sub(" ", text):
         if char in _PAIRS:
             stack.append(_PAIRS[char])
         elif char in ")]}" and (not stack or stack.pop() != char):
-            return False
-    return not stack
+            return None
+    return stack
+
+
+def _balanced(text: str) -> bool:
+    """Whether every bracket ``text`` opens (outside strings and comments) it closes."""
+    return _still_open(text) == []
 
 
 def json_sequence(text: str) -> bool:
