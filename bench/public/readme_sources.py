@@ -25,7 +25,6 @@ from __future__ import annotations
 
 import email.parser
 import subprocess
-import sys
 import tarfile
 import tempfile
 import zipfile
@@ -34,7 +33,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 
-from bench.public.archives import cache_dir
+from bench.public.archives import cache_dir, pip_download
 from bench.public.npm_sources import npm_pack
 
 LISTED = Path(__file__).with_name("readme_packages.txt")
@@ -139,13 +138,12 @@ def _npm_readme(package: Package) -> str | None:
 def _pypi_readme(package: Package) -> str | None:
     """The pure wheel's markdown description; "" when there is none to be had."""
     with tempfile.TemporaryDirectory() as scratch:
-        command = [sys.executable, "-m", "pip", "download", "--no-deps", "--quiet"]
-        command += ["--only-binary", ":all:", "--platform", "any", "--python-version", "3.12"]
-        command += ["-d", scratch, f"{package.name}=={package.version}"]
-        done = subprocess.run(command, capture_output=True, text=True, timeout=300, check=False)
-        wheels = sorted(Path(scratch).glob("*.whl"))
-        if done.returncode != 0 or not wheels:
-            return "" if _PIP_NO in done.stderr + done.stdout else None
+        pure = ["--only-binary", ":all:", "--platform", "any", "--python-version", "3.12"]
+        spec = f"{package.name}=={package.version}"
+        fetched, said = pip_download(spec, Path(scratch), pure, timeout_s=300)
+        wheels = [p for p in fetched if p.suffix == ".whl"]
+        if not wheels:
+            return "" if _PIP_NO in said else None
         with zipfile.ZipFile(wheels[0]) as zipped:
             names = [n for n in zipped.namelist() if n.endswith(".dist-info/METADATA")]
             if not names:
