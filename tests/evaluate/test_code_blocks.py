@@ -362,3 +362,50 @@ def test_a_bare_ellipsis_in_yaml_elides_but_a_document_end_is_yaml() -> None:
     # A help text's own '...' (a block scalar's line) elides nothing after it.
     text = 'help: |\n  {"a": [\n  ...\n  ]}\nname: web\n  replicas: 3\n'
     assert _readings(f"```yaml\n{text}```\n")[0][0] is BlockStatus.SYNTAX_ERROR
+
+
+# The shapes of three dev-half READMEs, written anew: a config's list with items left out
+# (no comma after the ``...``), a ``try`` whose handlers are left out, and a value as
+# ``pprint`` shows it (list items without their brackets).
+ITEMS_LEFT_OUT = '  // in tsconfig.json\n  "include": [\n    ...\n    "./setup-tests.ts"\n  ],\n'
+HANDLERS_LEFT_OUT = (
+    "client = Client(token)\n\ntry:\n    for page in client.pages():\n"
+    "        print(page)\n    ...\n"
+)
+PRINTED = "{'id': '1',\n 'name': 'first'},\n {'id': '2',\n 'name': 'second'}\n"
+# A linter config's rules, the others left out after the one shown (its comma kept).
+RULES_LEFT_OUT = '"rules": {\n  "no-console": ["warn", {"allow": ["error"]}],\n  // ...\n}\n'
+# A selector parser's README: what the call returns, after ``~>``.
+RETURNS = 'import * as sel from "sel";\n\nsel.parse("a[b]")\n\n~> [\n  { type: "tag" }\n]\n'
+
+
+def test_items_handlers_and_brackets_documentation_leaves_out_raise_no_finding() -> None:
+    ((status, note),) = _readings(f"```json\n{ITEMS_LEFT_OUT}```\n")
+    assert status is BlockStatus.PARSED and note.startswith("a fragment"), note
+    ((status, note),) = _readings(f"```python\n{HANDLERS_LEFT_OUT}```\n")
+    assert status is BlockStatus.PARSED and note.startswith("parsed with its elisions"), note
+    ((status, note),) = _readings(f"```python\n{PRINTED}```\n")
+    assert (status, note) == (BlockStatus.PARSED, "a fragment, read as an expression")
+    ((status, note),) = _readings(f"```json\n{RULES_LEFT_OUT}```\n")
+    assert (status, note) == (BlockStatus.PARSED, "a fragment, read as object members")
+    ((status, note),) = _readings(f"```js\n{RETURNS}```\n")
+    assert status is BlockStatus.UNCHECKED and note.startswith("code elided on line 4"), note
+
+
+def test_a_slip_beside_what_documentation_leaves_out_is_still_found() -> None:
+    two_shown = ITEMS_LEFT_OUT.replace('"include": [', '"include": [\n    "./a.ts"\n    "./b.ts"')
+    assert _readings(f"```json\n{two_shown}```\n")[0][0] is BlockStatus.SYNTAX_ERROR
+    no_colon = HANDLERS_LEFT_OUT.replace("client.pages():", "client.pages()")
+    assert _readings(f"```python\n{no_colon}```\n")[0][0] is BlockStatus.SYNTAX_ERROR
+    dropped = PRINTED.replace("'first'}", "'first'")
+    assert _readings(f"```python\n{dropped}```\n")[0][0] is BlockStatus.SYNTAX_ERROR
+    slip_above = RETURNS.replace('"a[b]")', '"a[b])')
+    assert _readings(f"```js\n{slip_above}```\n")[0][0] is BlockStatus.SYNTAX_ERROR
+    shown_slip = RULES_LEFT_OUT.replace('"allow": ["error"]}', '"allow": ["error"],}')
+    assert _readings(f"```json\n{shown_slip}```\n")[0][0] is BlockStatus.SYNTAX_ERROR
+    # ``//~>`` says "the same as" (a colour library's README): it leaves nothing out.
+    same_as = "red('a');\n//~> k.red('a');\n\nunderline(red('b');\n"
+    assert _readings(f"```js\n{same_as}```\n")[0][0] is BlockStatus.SYNTAX_ERROR
+    # A ``...`` that code follows ends nothing: a slip after it is still the code's.
+    inside = HANDLERS_LEFT_OUT + "except KeyError:\n    pass\nprint(client.close()\n"
+    assert _readings(f"```python\n{inside}```\n")[0][0] is BlockStatus.SYNTAX_ERROR

@@ -24,6 +24,8 @@ from workers.evaluate.code.syntax import (
 from workers.evaluate.parsed import ParseFailure
 
 _CACHE_SIZE = 64
+#: How a comment line opens in the languages read as fragments (a doc comment's ``*``).
+_COMMENT_OPENERS = ("//", "/*", "*", "#", "<!--", "--")
 #: Most blocks of one output that are parsed.
 MAX_READ_BLOCKS = 100
 #: Most rejected blocks of one output whose parse errors are weighed as slips or not code
@@ -122,9 +124,7 @@ def read_block(block: FencedBlock, *, judge: bool = True) -> BlockReading:
     how = _parses(language, body)
     if how is not None:
         return BlockReading(block, BlockStatus.PARSED, how)
-    failure = syntax_error(language, leniency.neutralised(language, body)) or syntax_error(
-        language, body
-    )
+    failure = _furthest(language, body)
     if leniency.is_template_error(language, body, failure.line if failure else None):
         return BlockReading(block, BlockStatus.UNCHECKED, "a template: parsed once filled in")
     elided = leniency.elided_lines(language, body)
@@ -139,15 +139,68 @@ def read_block(block: FencedBlock, *, judge: bool = True) -> BlockReading:
         )
     if failure is None or not judge:
         return BlockReading(block, BlockStatus.SYNTAX_ERROR, failure=failure)
-    foreign = slips.not_code(language, body, failure, lambda text: _reads(language, text))
+    if elided and _reads_before(language, body, elided[0]):
+        elided = []  # the code before the elision reads already: no edit of it mends more
+    foreign = slips.not_code(language, body, failure, lambda text: _mended(language, text, elided))
     if foreign:
         note = f"not {language.value}: {foreign}"
         return BlockReading(block, BlockStatus.UNCHECKED, note, judged=True)
     return BlockReading(block, BlockStatus.SYNTAX_ERROR, failure=failure, judged=True)
 
 
+def _furthest(language: CodeLanguage, body: str) -> ParseFailure | None:
+    """Where the block's parser stops: as a file, or as the fragment it is.
+
+    A fragment read as a whole file stops on its first line of code (JSON members at
+    their first colon, class members at their first method); read as the fragment it is,
+    it stops at the slip, the place to name and to look for the edit that mends it
+    (``slips``). A block whose reading as a file gets past its first line is a file, and
+    its failure stands (a wrapper would hide what a file has only at its top, such as a
+    TypeScript ``/// <reference>`` directive after a licence).
+    """
+    text = leniency.neutralised(language, body)
+    found = syntax_error(language, text) or syntax_error(language, body)
+    if found is None or found.line is None or found.line != _first_code_line(text):
+        return found
+    last = text.count("\n") + 1
+    for wrapped, _, in_place in leniency.fragment_readings(language, text):
+        failure = syntax_error(language, wrapped) if in_place else None
+        if failure is not None and failure.line is not None and failure.line - 1 > found.line:
+            line = min(failure.line - 1, last)
+            column = failure.column if line == failure.line - 1 else None
+            found = ParseFailure(failure.message, line, column)
+    return found
+
+
+def _first_code_line(text: str) -> int:
+    """The 1-based number of ``text``'s first line that is neither blank nor a comment."""
+    for number, line in enumerate(text.split("\n"), 1):
+        if line.strip() and not line.lstrip().startswith(_COMMENT_OPENERS):
+            return number
+    return 1
+
+
 def _reads(language: CodeLanguage, text: str) -> bool:
     return _parses(language, text, quick=True) is not None
+
+
+def _mended(language: CodeLanguage, text: str, elided: list[int]) -> bool:
+    """Whether an edited block reads, or reads up to the first line its writer elided.
+
+    No edit supplies what the writer left out (the result shown after ``=>``), so an edit
+    that makes the code shown before it read has mended a slip there. Only that code
+    counts: an edit that opens a string swallowing the rest mends nothing.
+    """
+    return _reads(language, text) or (bool(elided) and _reads_before(language, text, elided[0]))
+
+
+def _reads_before(language: CodeLanguage, text: str, line: int) -> bool:
+    """Whether the code before ``line`` reads, with the brackets it leaves open closed."""
+    shown = "\n".join(text.split("\n")[: line - 1])
+    if not shown.strip():
+        return False
+    completed = leniency.closed(shown)
+    return _reads(language, shown) or (completed is not None and _reads(language, completed))
 
 
 def _parses_closed(language: CodeLanguage, text: str) -> bool:
@@ -178,11 +231,21 @@ def _parses(language: CodeLanguage, body: str, *, quick: bool = False) -> str | 
     if reads(body):
         return ""
     text = leniency.neutralised(language, body)
-    if text != body and reads(text) and not leniency.synopsis_left_open(language, body):
-        return "parsed with its elisions and placeholders standing in as code"
-    for wrapped, how in leniency.fragment_readings(language, text):
-        if reads(wrapped):
-            return f"a fragment, read as {how}"
+    texts = [text]
+    for left_out in (leniency.items_elided, leniency.handlers_left_out):
+        completed = left_out(language, body)
+        if completed != body:
+            texts.append(leniency.neutralised(language, completed))
+    for candidate in texts:
+        if (
+            candidate != body
+            and reads(candidate)
+            and not leniency.synopsis_left_open(language, body)
+        ):
+            return "parsed with its elisions and placeholders standing in as code"
+        for wrapped, how, _ in leniency.fragment_readings(language, candidate):
+            if reads(wrapped):
+                return f"a fragment, read as {how}"
     return _other_dialect(language, text, quick=quick)
 
 

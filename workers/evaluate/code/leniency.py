@@ -33,6 +33,10 @@ _INLINE_ELISION = re.compile(r"(?<![\w.\])])(?:\.{3}|…)(?![\w.$\[{(\"'`])")
 #: Languages in which a bare ``...`` is not code of their own (Python's Ellipsis, YAML's
 #: document end, a shell word and markup text are).
 _ELLIPSIS_FOREIGN = frozenset({_L.JSON, _L.JAVASCRIPT, _L.TYPESCRIPT, _L.SQL, _L.TOML})
+#: A line of nothing but ``...`` (outside strings and comments): code left out (items, with
+#: whatever commas stood between them, or a ``try``'s handlers).
+_ELIDED_LINE = re.compile(r"^[ \t]*(?:\.{3}|…)[ \t]*$", re.M)
+_TRY = re.compile(r"^([ \t]*)try[ \t]*:", re.M)
 #: A whole-line comment that says no more than that code was left out: ``# ...``,
 #: ``// rest unchanged``, ``/* ... more methods ... */``, ``<!-- snip -->``.
 _ELISION_COMMENT = re.compile(
@@ -45,7 +49,9 @@ _ELISION_COMMENT = re.compile(
     r"[ \t]*(?:\.{3}|…)?[ \t]*(?:\*/|-->)?[ \t]*$",
     re.I | re.M,
 )
-_RESULT = re.compile(r"^[ \t]*(?:(?://|#)[ \t]*)?=>(?:[ \t]|$)")
+#: A line showing what the line above returns: ``=>``, ``// =>``, ``# =>``, or a bare
+#: ``~>`` (commented, ``//~>`` says "the same as", and elides nothing).
+_RESULT = re.compile(r"^[ \t]*(?:(?:(?://|#)[ \t]*)?=>|~>)(?:[ \t]|$)")
 #: A comment standing where an expression belongs: ``if (/* condition */)``.
 _COMMENT_AS_CODE = re.compile(r"\([ \t]*/\*[^*\n]*\*/[ \t]*\)")
 #: A name marked optional where a call passes it, as a signature writes it:
@@ -134,10 +140,11 @@ def is_template_error(language: CodeLanguage, body: str, line: int | None) -> bo
 def elided_lines(language: CodeLanguage, body: str) -> list[int]:
     """The 1-based lines on which the writer left code out, or showed its result, in order.
 
-    A line that opens with ``=>`` (``// =>``, ``# =>``) shows what the line above returns,
-    as documentation writes it: what follows is output, and a parser reads the ``=>`` as
-    part of the line above (an arrow function), so that line counts too. A line inside a
-    block comment or a string (a doc comment's ``@example``, a docstring) is neither.
+    A line that opens with ``=>`` (``// =>``, ``# =>``, ``~>``) shows what the line above
+    returns, as documentation writes it: what follows is output, and a parser reads the
+    ``=>`` as part of the line above (an arrow function), so that line counts too. A line
+    inside a block comment or a string (a doc comment's ``@example``, a docstring) is
+    neither.
     """
     inline = language in _ELLIPSIS_FOREIGN
     code = code_only(language, body).split("\n") if inline else []
@@ -154,6 +161,57 @@ def elided_lines(language: CodeLanguage, body: str) -> list[int]:
         elif _ELISION_COMMENT.match(line) or (inline and _INLINE_ELISION.search(code[number - 1])):
             found.append(number)
     return sorted(set(found))
+
+
+def handlers_left_out(language: CodeLanguage, body: str) -> str:
+    """``body`` with the handlers of a ``try`` that a closing bare ``...`` left out, filled in.
+
+    Python reads ``...`` as a statement (a stub's body), and stays strict about it
+    everywhere; but ``try:``, its body, then ``...`` as the block's last line shows the
+    handlers left out, and a ``try`` is the one statement that cannot end there. A
+    stand-in ``except`` after it (the lines below the block, every position kept) reads
+    the rest as written, so a slip before the ``...`` is still one. ``body`` unchanged
+    when no such ``try`` is open.
+    """
+    if language is not _L.PYTHON:
+        return body
+    code = code_only(language, body).rstrip()
+    last = code[code.rfind("\n") + 1 :]
+    if not _ELIDED_LINE.fullmatch(last):
+        return body
+    depth = len(last) - len(last.lstrip())
+    opened = [m.group(1) for m in _TRY.finditer(code) if len(m.group(1)) < depth]
+    if not opened:
+        return body
+    return f"{body.rstrip()}\n{opened[-1]}except BaseException:\n{opened[-1]}    pass\n"
+
+
+def items_elided(language: CodeLanguage, body: str) -> str:
+    """``body`` read as items left out where it elides them, every position kept.
+
+    A line of a bare ``...`` stands for items of a list or an object, and with them the
+    commas between them (``[`` then ``...`` then ``"./setup.ts"``, no comma after the
+    ``...``): it is blanked. A comma before an elided line that only a closing bracket
+    follows led to the items left out (``],`` then ``// ...`` then ``}``): it is blanked
+    too. Read without them, what is shown must still parse, so a slip beside them is
+    still one.
+    """
+    if language not in _ELLIPSIS_FOREIGN:
+        return body
+    elided = elided_lines(language, body)
+    code = code_only(language, body)
+    for match in _ELIDED_LINE.finditer(code):
+        start, end = match.span()
+        body = body[:start] + blanked(body[start:end]) + body[end:]
+    code = code_only(language, body)
+    starts = [0, *(m.end() for m in re.finditer("\n", code))]
+    for number in elided:
+        after = code.find("\n", starts[number - 1])
+        before = code[: starts[number - 1]].rstrip()
+        if before.endswith(",") and after != -1 and code[after:].lstrip()[:1] in ("]", "}"):
+            at = len(before) - 1
+            body = body[:at] + " " + body[at + 1 :]
+    return body
 
 
 def _yaml_elision(lines: list[str], number: int) -> bool:
@@ -285,35 +343,39 @@ def _keep_strings_blank_comments(match: re.Match[str]) -> str:
     return blanked(found)
 
 
-def fragment_readings(language: CodeLanguage, text: str) -> Iterator[tuple[str, str]]:
-    """``text`` as the fragments an editor would read it as: (wrapped text, how).
+def fragment_readings(language: CodeLanguage, text: str) -> Iterator[tuple[str, str, bool]]:
+    """``text`` as the fragments an editor would read it as: (wrapped text, how, in place).
 
-    Each wrapping opens and closes on lines of its own: a reading only says whether the
-    code parses (a failure's position comes from the block as written), and an opener on
-    the code's first line would hide what a parser reads only there (a TypeScript
-    ``/// <reference>`` directive).
+    In place: the reading puts a line of its own before the code and one after, and
+    leaves every line of the code as it was, so a failure's position, one line up,
+    points into the block (a dedented reading moves columns, and is not in place). An
+    opener on the code's first line would hide what a parser reads only there (a
+    TypeScript ``/// <reference>`` directive).
     """
     if language is _L.PYTHON:
-        yield textwrap.dedent(text), "an indented fragment, dedented"
-        yield _COMMENT_LINE.sub(r"\1pass", textwrap.dedent(text)), "comments standing for bodies"
+        dedented = textwrap.dedent(text)
+        yield dedented, "an indented fragment, dedented", False
+        yield _COMMENT_LINE.sub(r"\1pass", dedented), "comments standing for bodies", False
+        # A value shown as printed: ``pprint``'s list items without their brackets.
+        yield "(\n" + dedented + "\n)", "an expression", False
     elif language is _L.JSON:
-        yield "{\n" + text + "\n}", "object members"
-        yield "[\n" + text + "\n]", "array items"
+        yield "{\n" + text + "\n}", "object members", True
+        yield "[\n" + text + "\n]", "array items", True
         # Members quoted from a longer object keep the comma that led to the next one;
         # an answer cut off there leaves a bracket open, and stays broken.
         cut = _LAST_COMMA.sub("", text)
         if cut != text and _balanced(cut):
-            yield "{\n" + cut + "\n}", "object members cut from a longer object"
-            yield "[\n" + cut + "\n]", "array items cut from a longer array"
+            yield "{\n" + cut + "\n}", "object members cut from a longer object", True
+            yield "[\n" + cut + "\n]", "array items cut from a longer array", True
     elif language in (_L.JAVASCRIPT, _L.TYPESCRIPT):
-        yield "(\n" + text + "\n)", "an expression"
-        yield "({\n" + text + "\n})", "object members"
-        yield "class _ {\n" + text + "\n}", "class members"
-        yield "async function* _() {\n" + text + "\n}", "a function body"
+        yield "(\n" + text + "\n)", "an expression", True
+        yield "({\n" + text + "\n})", "object members", True
+        yield "class _ {\n" + text + "\n}", "class members", True
+        yield "async function* _() {\n" + text + "\n}", "a function body", True
         if text.lstrip().startswith(".") and not text.lstrip().startswith(".."):
-            yield "_\n" + text, "a method chain's continuation"
+            yield "_\n" + text, "a method chain's continuation", True
     elif language is _L.XML and not text.lstrip().startswith("<?xml"):
-        yield "<_>\n" + text + "\n</_>", "elements without one root"
+        yield "<_>\n" + text + "\n</_>", "elements without one root", True
 
 
 _SKIPPED = re.compile(
