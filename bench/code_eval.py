@@ -20,7 +20,10 @@ packages' READMEs fetched first where not yet cached) are read: how many the eng
 per language, how many it reads as fragments, and what it leaves unchecked.
 A flagged documentation block is a false alarm or an error in the documentation; ``--show``
 prints those of the dev half (and the dev half's false alarms and misses) to look at; the
-test half is counted, never shown.
+test half is counted, never shown. Each flagged block is also counted by what it holds of
+what documentation does on purpose (``bench.public.doc_marks``: an elision, a prompt, a
+diff, a template, a placeholder, or none): on the test half that count bounds the false
+alarms of those kinds without a block being read.
 
 Writes ``bench/results/code_eval.json``.
 """
@@ -37,7 +40,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from bench.public import code_corpus, doc_blocks
+from bench.public import code_corpus, doc_blocks, doc_marks
 from bench.public.code_corpus import RealFile
 from bench.public.code_mutations import candidates
 from bench.public.code_reference import reference_name, reference_valid
@@ -163,7 +166,13 @@ def measure_docs(show: list[str]) -> dict[str, Any]:
     reference) are caught."""
     counts: dict[str, int] = {}
     halves: dict[str, dict[str, Any]] = {
-        h.value: {"documents": 0, "languages": {}, "unchecked": Counter(), "readings": Counter()}
+        h.value: {
+            "documents": 0,
+            "languages": {},
+            "unchecked": Counter(),
+            "readings": Counter(),
+            "flagged_marks": Counter(),
+        }
         for h in Half
     }
     parsed: dict[tuple[Half, CodeLanguage], list[tuple[str, FencedBlock]]] = {}
@@ -193,8 +202,13 @@ def _count(
     row[0] += 1
     if reading.status is BlockStatus.SYNTAX_ERROR:
         row[1] += 1
+        marked = doc_marks.marks(language, reading.block.body)
+        half["flagged_marks"].update([m.value for m in marked] or ["none"])
         if document.half is Half.DEV:
-            show.append(f"  doc block flagged: {document.item_id} {reading.describe()[:220]}")
+            holds = f" [holds: {', '.join(marked)}]" if marked else ""
+            show.append(
+                f"  doc block flagged: {document.item_id} {reading.describe()[:220]}{holds}"
+            )
     elif reading.status is BlockStatus.UNCHECKED:
         half["unchecked"][re.sub(r" on line \d+", "", reading.note.split(":")[0])] += 1
     elif reading.note:

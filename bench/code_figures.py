@@ -68,6 +68,7 @@ def _docs(figures: dict[str, Any]) -> list[str]:
         ]
         lines.append(f"| {half} | {row['documents']} | " + " | ".join(cells) + " |")
     lines.extend(_doc_slips(docs))
+    lines.extend(_flagged_marks(docs))
     for half in ("test", "dev"):
         unchecked = ", ".join(f"{k} {v}" for k, v in sorted(docs[half]["unchecked"].items()))
         readings = ", ".join(f"{k} {v}" for k, v in sorted(docs[half]["readings"].items()))
@@ -94,6 +95,24 @@ def _doc_slips(docs: dict[str, Any]) -> list[str]:
         found = docs[half].get("mutants", {})
         cells = ["{1} / {0}".format(*found.get(lang, [0, 0])) for lang in languages]
         lines.append(f"| {half} | " + " | ".join(cells) + " |")
+    return lines
+
+
+def _flagged_marks(docs: dict[str, Any]) -> list[str]:
+    """What the flagged blocks hold of what documentation does on purpose (``doc_marks``)."""
+    if "flagged_marks" not in docs["test"]:
+        return []
+    lines = [
+        "",
+        "The flagged blocks by what they hold of what documentation does on purpose"
+        " (`bench.public.doc_marks`, cast wider than the engine's readings; a block may hold"
+        " several). A block holding none is broken code or notation no parser reads:",
+        "",
+    ]
+    for half in ("test", "dev"):
+        held = docs[half]["flagged_marks"]
+        cells = ", ".join(f"{k} {v}" for k, v in sorted(held.items())) or "none flagged"
+        lines.append(f"- {half}: {cells}")
     return lines
 
 

@@ -8,11 +8,12 @@ import pytest
 
 from bench import code_figures
 from bench.code_eval import fenced, fenced_flags, floor_fails
-from bench.public import readme_sources
+from bench.public import doc_marks, readme_sources
 from bench.public.archives import CACHE_ENV
 from bench.public.code_corpus import RealFile
 from bench.public.code_mutations import candidates
 from bench.public.code_reference import reference_valid
+from bench.public.doc_marks import Mark
 from bench.public.heldout import Half
 from schemas.code import CodeLanguage
 
@@ -84,3 +85,15 @@ def test_only_wanted_readmes_with_text_are_read_from_the_cache(
     assert found == {first.item_id: first.cached}  # an empty file: the package has none
     # Nothing unwanted (held out) is fetched: with none wanted, no client is even started.
     assert readme_sources.fetch_readmes(lambda _: False) == {"fetched": 0, "none": 0}
+
+
+def test_flagged_documentation_is_counted_by_what_it_holds_of_what_writers_do() -> None:
+    js, py, sh = CodeLanguage.JAVASCRIPT, CodeLanguage.PYTHON, CodeLanguage.SHELL
+    assert doc_marks.marks(js, "f(a,\n  // ...\n") == [Mark.ELISION]
+    assert doc_marks.marks(js, "const all = [...items, ...more]\nf(all\n") == []  # spreads
+    assert doc_marks.marks(py, ">>> f(1\n") == [Mark.PROMPT]
+    assert doc_marks.marks(py, "-x = 1\n+x = 2\n") == [Mark.DIFF]
+    assert doc_marks.marks(py, "name = '{{ name }}'\n") == [Mark.TEMPLATE]
+    assert doc_marks.marks(sh, "curl -H 'Bearer <your-token>' \\\n") == [Mark.PLACEHOLDER]
+    assert doc_marks.marks(js, "const a = `${b}`\nconst c: Map<K> = d\n") == []  # its own syntax
+    assert doc_marks.marks(py, "print(f(1)\n") == []
