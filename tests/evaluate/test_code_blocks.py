@@ -409,3 +409,14 @@ def test_a_slip_beside_what_documentation_leaves_out_is_still_found() -> None:
     # A ``...`` that code follows ends nothing: a slip after it is still the code's.
     inside = HANDLERS_LEFT_OUT + "except KeyError:\n    pass\nprint(client.close()\n"
     assert _readings(f"```python\n{inside}```\n")[0][0] is BlockStatus.SYNTAX_ERROR
+
+
+def test_a_fragments_slip_is_named_where_it_stands_not_at_its_first_line() -> None:
+    # Read as a whole document, JSON members stop at their first colon (line 1).
+    (reading,) = read_blocks('```json\n"a": 1,\n"b": [1,],\n"c": 2\n```\n')
+    assert reading.status is BlockStatus.SYNTAX_ERROR
+    assert reading.position is not None and reading.position.line == 2, reading.describe()
+    # A file's own failure stands: a wrapper would read its directive as a comment.
+    directive = '// licence\n/// <reference no-default-lib="true/>\ninterface A {}\n'
+    (reading,) = read_blocks(f"```ts\n{directive}```\n")
+    assert reading.position is not None and reading.position.line == 2, reading.describe()
