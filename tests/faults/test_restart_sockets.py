@@ -5,10 +5,15 @@ pool) reconnected a pool the channel had let go: a gevent worker held one more s
 Redis per restart, in CLOSE_WAIT, for good (``workers/fleet/transport/clients.py``). The
 test counts each worker's TCP sockets to Redis and its open descriptors once the fleet has
 recovered from each restart (it answers ping and finishes a batch of reviews), and compares
-the last count, summed over the three workers, with the one after the first restart. Each
-kill comes after the fleet has idled a few heartbeats, so that a heartbeat is under way as
+the last count, summed over the three workers, with the one halfway through. Each kill
+comes after the fleet has idled a few heartbeats, so that a heartbeat is under way as
 Redis dies (without that idle time the fault seldom shows). Nothing here asserts on a
 duration.
+
+Why halfway: the pools grow to what the load asks of them, and on a loaded machine more
+commands overlap, so they may grow over the first restarts (seen in CI beside two CPU-bound
+benchmarks: 42, 42, 42, 44, 48, 49, 49, 49, 49, 49). Then they level off; a leak does not,
+it adds a socket every restart or so to the end.
 """
 
 from __future__ import annotations
@@ -33,16 +38,18 @@ from workers.fleet.queues import Queue
 
 pytestmark = [pytest.mark.integration, pytest.mark.slow]
 
-RESTARTS = 10
+RESTARTS = 12
+#: The count the last one is compared with: by then the pools have grown to the load.
+SETTLED = RESTARTS // 2 - 1
 REVIEWS_PER_ROUND = 4
 #: Few greenlets: the producer and connection pools level off after the first rounds.
 CONCURRENCY = {Queue.STAGE1: 4, Queue.ROUTER: 2, Queue.STAGE2: 2}
 DOWN_S = 2.0
 #: Idle time before each kill: Celery's heartbeat (every 2 s) is under way as Redis dies.
 IDLE_S = 4.0
-#: Sockets the fleet may hold beyond its count after the first restart: idle producers
-#: whose socket died with Redis until they are used again (bounded by the pools, not by
-#: the restarts). Unfixed, the three gevent workers gained 13 or 14 in ten restarts.
+#: Sockets the fleet may gain over the last half of the restarts: idle producers whose
+#: socket died with Redis until they are used again (bounded by the pools, not by the
+#: restarts). Unfixed, the three gevent workers gained 13 or 14 in ten restarts.
 SLACK = 4
 
 
@@ -89,5 +96,7 @@ def test_a_gevent_worker_holds_no_more_sockets_after_each_redis_restart() -> Non
     fds = [sum(seen[i][1] for seen in counts.values()) for i in range(RESTARTS)]
     # Every worker talks to Redis through at least one socket: a count of 0 is a blind count.
     assert all(n >= 1 for seen in counts.values() for n, _ in seen), f"blind count: {counts}"
-    assert sockets[-1] <= sockets[0] + SLACK, f"sockets after each restart {sockets}: {counts}"
-    assert fds[-1] <= fds[0] + SLACK, f"descriptors after each restart {fds}: {counts}"
+    assert sockets[-1] <= sockets[SETTLED] + SLACK, (
+        f"sockets after each restart {sockets}: {counts}"
+    )
+    assert fds[-1] <= fds[SETTLED] + SLACK, f"descriptors after each restart {fds}: {counts}"
